@@ -1,0 +1,46 @@
+# Two entry points for a fresh machine (stock Rust + Python 3.11 only):
+#   make run   — set up, build, run the default scenario, write summary + plots to results/default
+#   make test  — set up, build, run every test (Rust in release mode, then Python)
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+CARGO_TEST := cargo test --release --workspace --exclude cclab-py
+
+.PHONY: run test setup build rust-test py-test bench lint clean
+
+$(VENV)/.deps: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.5" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
+		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90"
+	touch $@
+
+setup: $(VENV)/.deps
+
+build: setup
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop --release -q
+
+run: build
+	$(VENV)/bin/cclab run scenarios/default.toml --out results/default
+
+rust-test:
+	$(CARGO_TEST)
+
+py-test: build
+	$(VENV)/bin/pytest -q -x tests
+
+test: setup
+	$(CARGO_TEST)
+	$(MAKE) py-test
+
+bench: build
+	$(PY) bench/run.py
+
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --release -- -D warnings
+
+clean:
+	cargo clean
+	rm -rf $(VENV) results

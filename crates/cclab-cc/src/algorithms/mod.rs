@@ -1,0 +1,4 @@
+//! Sender algorithms, one file each. Each file opens with its source, its equations by number and every
+//! DECISION taken where the source is ambiguous (see also `docs/algorithms/<name>.md`).
+
+pub mod reno;

@@ -1,0 +1,107 @@
+//! Reno / NewReno congestion control (RFC 5681; recovery per RFC 6582 / RFC 6675 lives in the transport).
+//!
+//! The window rules are the same for Reno, NewReno and SACK: they differ only in how the transport
+//! recovers lost packets, so one algorithm serves all three names and [`Reno::recovery`] tells the
+//! transport which recovery to run.
+//!
+//! * slow start: cwnd += 1 per acked packet while cwnd < ssthresh;
+//! * congestion avoidance: cwnd += 1/cwnd per acked packet;
+//! * loss event (3 dup-ACKs / SACK): ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), cwnd = ssthresh;
+//! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start.
+
+use crate::cc::{reno_on_ack, reno_ssthresh, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::params::{ParamError, ParamReader, Params};
+
+/// Which loss recovery the transport should run for this sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Classic Reno: leave fast recovery on the first ACK that advances the cumulative point.
+    Reno,
+    /// NewReno partial-ACK handling (RFC 6582).
+    NewReno,
+    /// SACK-based recovery (RFC 6675).
+    Sack,
+}
+
+pub struct Reno {
+    name: &'static str,
+    cwnd: f64,
+    ssthresh: f64,
+}
+
+impl Reno {
+    pub fn new(name: &'static str, initial_cwnd: f64, params: &Params) -> Result<Self, ParamError> {
+        let mut r = ParamReader::new(name, params);
+        let ssthresh = r.positive("initial_ssthresh", f64::INFINITY.min(1e12))?;
+        r.finish()?;
+        Ok(Reno { name, cwnd: initial_cwnd, ssthresh })
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
+    }
+    fn on_loss(&mut self, ev: &LossEvent) {
+        self.ssthresh = reno_ssthresh(ev.in_flight);
+        self.cwnd = self.ssthresh;
+    }
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        // Only the first RTO of a series halves ssthresh (RFC 5681 §3.1: FlightSize is ~0 afterwards).
+        if ev.backoffs <= 1 {
+            self.ssthresh = reno_ssthresh(ev.in_flight);
+        }
+        self.cwnd = 1.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(n: u32) -> AckSample {
+        AckSample { newly_acked: n, cum_advanced: true, ..Default::default() }
+    }
+
+    #[test]
+    fn slow_start_then_linear() {
+        let mut r = Reno::new("newreno", 10.0, &Params::new()).unwrap();
+        r.ssthresh = 20.0;
+        for _ in 0..10 {
+            r.on_ack(&ack(1));
+        }
+        assert_eq!(r.cwnd(), 20.0);
+        // one window of ACKs in congestion avoidance adds ~1 packet
+        for _ in 0..20 {
+            r.on_ack(&ack(1));
+        }
+        assert!((r.cwnd() - 21.0).abs() < 0.05, "{}", r.cwnd());
+    }
+
+    #[test]
+    fn halves_on_loss_and_resets_on_timeout() {
+        let mut r = Reno::new("newreno", 10.0, &Params::new()).unwrap();
+        r.on_loss(&LossEvent { in_flight: 40, ..Default::default() });
+        assert_eq!((r.cwnd(), r.ssthresh()), (20.0, 20.0));
+        r.on_timeout(&TimeoutEvent { in_flight: 10, backoffs: 1, ..Default::default() });
+        assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 5.0));
+        r.on_loss(&LossEvent { in_flight: 2, ..Default::default() });
+        assert_eq!(r.ssthresh(), 2.0);
+    }
+
+    #[test]
+    fn no_growth_in_recovery() {
+        let mut r = Reno::new("newreno", 10.0, &Params::new()).unwrap();
+        r.on_ack(&AckSample { newly_acked: 5, in_recovery: true, ..Default::default() });
+        assert_eq!(r.cwnd(), 10.0);
+    }
+}

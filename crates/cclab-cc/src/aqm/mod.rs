@@ -1,0 +1,85 @@
+//! Router queue disciplines.
+//!
+//! A queue discipline is the *policy* of a link's queue: it decides on each arrival whether the packet is
+//! enqueued, dropped or CE-marked, may rewrite router-owned header fields (MaxNet's forward price /
+//! QuickStart field), and is told about departures. The packets themselves are stored by the driver (the
+//! simulator's pooled FIFO, or the emulator's byte buffers), which is what lets the simulator and the
+//! real link emulator share this code unchanged.
+//!
+//! Call order for one link: `enqueue` on every arrival (with the queue length *before* the arrival);
+//! if it returns `Enqueue` or `Mark` the driver appends the packet; `on_dequeue` when a packet starts
+//! transmission (with the queue length *after* removal). `tick` runs every `tick_interval` if the
+//! discipline asks for one (drivers may instead rely on the discipline catching up lazily on the next
+//! `enqueue`, which is what the built-in ones do).
+
+pub mod droptail;
+
+use crate::rng::SimRng;
+use crate::time::Nanos;
+
+/// Current occupancy of the queue (packets waiting, not counting the one being transmitted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueLen {
+    pub pkts: u32,
+    pub bytes: u64,
+}
+
+/// The decision for an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Enqueue,
+    Drop,
+    /// Enqueue and set ECN CE (only returned for ECN-capable packets).
+    Mark,
+}
+
+/// What a queue discipline may see of, and write into, an arriving packet.
+#[derive(Debug)]
+pub struct RouterPacket<'a> {
+    /// Size on the wire in bytes.
+    pub bytes: u32,
+    /// ECN-capable transport (ECT) set.
+    pub ect: bool,
+    /// A data packet of a congestion-controlled flow (not an ACK, not cross traffic).
+    pub is_data: bool,
+    /// Header flags (see [`crate::cc::flags`]); `FIRST` marks a connection's first packet.
+    pub flags: u8,
+    /// The 24-bit forward router field (MaxNet price / QuickStart rate code). Writable.
+    pub fwd_field: &'a mut u32,
+}
+
+/// A link's queue discipline. Implementations are deterministic given the RNG passed in.
+pub trait QueueDiscipline: Send {
+    fn name(&self) -> &'static str;
+
+    /// Decide on an arrival. `q` is the occupancy before the arrival.
+    fn enqueue(&mut self, now: Nanos, pkt: &mut RouterPacket<'_>, q: QueueLen, rng: &mut SimRng) -> Verdict;
+
+    /// A packet of `bytes` left the queue (started transmission); `q` is the occupancy after.
+    fn on_dequeue(&mut self, _now: Nanos, _bytes: u32, _q: QueueLen) {}
+
+    /// Period of `tick`, if the discipline needs one.
+    fn tick_interval(&self) -> Option<Nanos> {
+        None
+    }
+
+    fn tick(&mut self, _now: Nanos) {}
+
+    /// State for the time series (RED's average queue, MaxNet's price), sampled per interval.
+    fn state(&self, _out: &mut Vec<(&'static str, f64)>) {}
+}
+
+/// Buffer limit shared by the disciplines: a packet count, a byte count, or both.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BufferLimit {
+    pub pkts: Option<u32>,
+    pub bytes: Option<u64>,
+}
+
+impl BufferLimit {
+    /// True if a packet of `bytes` does not fit on top of `q`.
+    #[inline]
+    pub fn overflows(&self, q: QueueLen, bytes: u32) -> bool {
+        self.pkts.is_some_and(|p| q.pkts + 1 > p) || self.bytes.is_some_and(|b| q.bytes + bytes as u64 > b)
+    }
+}

@@ -1,0 +1,23 @@
+//! cclab-cc: congestion-control algorithms (senders) and router queue disciplines.
+//!
+//! Everything here is pure state + math: no sockets, no clock, no global RNG. Every entry point takes
+//! the current time (`Nanos`) explicitly so the same code runs in the simulator (virtual time) and on the
+//! real datapath (OS clock). See `docs/architecture.md`.
+//!
+//! * [`cc`]: the sender interface ([`cc::CongestionControl`]) with its sample structs, and shared helpers
+//!   (slow start, Reno increase) that algorithms call instead of copying.
+//! * [`algorithms`]: one file per sender algorithm; [`registry::build_sender`] maps names to them.
+//! * [`aqm`]: queue disciplines (drop-tail, RED, MaxNet price AQM) behind [`aqm::QueueDiscipline`].
+//! * [`params`]: typed reading of a scenario's `params` table with "unknown parameter" errors.
+
+pub mod algorithms;
+pub mod aqm;
+pub mod cc;
+pub mod params;
+pub mod registry;
+pub mod rng;
+pub mod time;
+
+pub use cc::{AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
+pub use params::{ParamError, ParamValue, Params};
+pub use time::Nanos;

@@ -1,0 +1,70 @@
+//! Names → algorithm and queue-discipline constructors. This is the only place that knows every
+//! algorithm; scenario validation (Python) asks it whether a name and its parameters are valid.
+
+use crate::algorithms::reno::{Recovery, Reno};
+use crate::aqm::droptail::DropTail;
+use crate::aqm::{BufferLimit, QueueDiscipline};
+use crate::cc::CongestionControl;
+use crate::params::{ParamError, Params};
+
+/// What an algorithm may know about its endpoint when it is created.
+#[derive(Clone, Debug)]
+pub struct SenderEnv {
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// On-the-wire bytes of a full data packet (MSS + headers).
+    pub packet_size: u32,
+    /// Initial window in packets.
+    pub initial_cwnd: f64,
+}
+
+/// A sender algorithm and the loss recovery the transport should run with it.
+pub struct BuiltSender {
+    pub cc: Box<dyn CongestionControl>,
+    /// `None`: use the scenario's `transport.sack` setting (SACK recovery if on, NewReno if off).
+    pub recovery: Option<Recovery>,
+}
+
+/// Every sender name accepted in a scenario's `cc` field.
+pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack"];
+
+/// Builds a sender by name. Unknown names and parameters are errors naming the field.
+pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
+    let (cc, recovery): (Box<dyn CongestionControl>, Option<Recovery>) = match name {
+        "newreno" => (Box::new(Reno::new("newreno", env.initial_cwnd, params)?), None),
+        "reno" => (Box::new(Reno::new("reno", env.initial_cwnd, params)?), Some(Recovery::Reno)),
+        "sack" => (Box::new(Reno::new("sack", env.initial_cwnd, params)?), Some(Recovery::Sack)),
+        _ => {
+            return Err(ParamError {
+                field: "cc".into(),
+                message: format!("unknown algorithm {name:?}; allowed: {}", SENDER_NAMES.join(", ")),
+            })
+        }
+    };
+    Ok(BuiltSender { cc, recovery })
+}
+
+/// What a queue discipline may know about its link.
+#[derive(Clone, Debug)]
+pub struct LinkEnv {
+    pub rate_bps: f64,
+    pub limit: BufferLimit,
+    /// On-the-wire bytes of a full data packet (RED's "typical packet" for idle-time decay).
+    pub packet_size: u32,
+}
+
+/// Every queue name accepted in a link's `queue` field.
+pub const QUEUE_NAMES: &[&str] = &["droptail"];
+
+pub fn build_queue(kind: &str, params: &Params, env: &LinkEnv) -> Result<Box<dyn QueueDiscipline>, ParamError> {
+    match kind {
+        "droptail" => {
+            crate::params::ParamReader::new("droptail", params).finish()?;
+            Ok(Box::new(DropTail::new(env.limit)))
+        }
+        _ => Err(ParamError {
+            field: "queue".into(),
+            message: format!("unknown queue {kind:?}; allowed: {}", QUEUE_NAMES.join(", ")),
+        }),
+    }
+}

@@ -1,0 +1,1 @@
+//! placeholder module root; see docs/architecture.md

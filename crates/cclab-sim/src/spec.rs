@@ -1,0 +1,131 @@
+//! The run specification: the contract between the Python front door and the simulator.
+//!
+//! Python (`cclab.scenario`) validates a user's scenario (TOML/dict, units, topology kinds) and resolves
+//! it into this flat, unit-free form: every quantity in SI base units (seconds, bit/s, bytes), every
+//! buffer resolved (BDP computed), every topology reduced to *directional links* and per-flow link
+//! paths. The simulator knows nothing of dumbbells or graphs. JSON is the carrier (`serde_json`), so the
+//! same spec can be stored beside results and re-run exactly.
+
+use cclab_cc::params::Params;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    pub name: String,
+    pub seed: u64,
+    /// Simulated time, seconds.
+    pub duration: f64,
+    /// Time-series sample period, seconds.
+    pub sample_interval: f64,
+    /// Summary window [start, end], seconds.
+    pub measure: [f64; 2],
+    /// Directional links. A dumbbell has link 0 = forward bottleneck, link 1 = reverse bottleneck.
+    pub links: Vec<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub traffic: Vec<TrafficSpec>,
+    /// Keep a per-packet event log (debugging; off by default: costs memory and time).
+    #[serde(default)]
+    pub trace_packets: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate_bps: f64,
+    /// One-way propagation delay, seconds.
+    pub delay: f64,
+    /// Buffer limit: packets and/or bytes (at least one is set).
+    pub buffer_pkts: Option<u32>,
+    pub buffer_bytes: Option<u64>,
+    /// Queue discipline name ("droptail", "red", "maxnet") and its parameters.
+    pub queue: String,
+    #[serde(default)]
+    pub queue_params: Params,
+    /// Bernoulli loss probability applied to packets *arriving* at this link (before the queue).
+    #[serde(default)]
+    pub loss: f64,
+    /// Time-varying loss: [(t, p), …] sorted by t; from each t on, the loss probability is p.
+    /// Empty = constant `loss`.
+    #[serde(default)]
+    pub loss_schedule: Vec<(f64, f64)>,
+    /// Apply random loss to data packets only (not ACKs / cross traffic). Default true.
+    #[serde(default = "yes")]
+    pub loss_data_only: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportSpec {
+    pub mss: u32,
+    /// Wire bytes of a full data packet (mss + headers). ACKs are packet_size − mss bytes.
+    pub packet_size: u32,
+    pub initial_cwnd: f64,
+    pub delayed_ack: u32,
+    /// Delayed-ACK timer, seconds.
+    pub delack_timeout: f64,
+    pub min_rto: f64,
+    pub sack: bool,
+    /// Mark data packets ECN-capable.
+    #[serde(default)]
+    pub ecn: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Index of the `[[flows]]` table this flow came from.
+    pub group: u32,
+    pub cc: String,
+    #[serde(default)]
+    pub params: Params,
+    /// Data direction: link indices in order. The ACK direction: `ack_path`.
+    pub path: Vec<usize>,
+    pub ack_path: Vec<usize>,
+    /// Extra one-way propagation delay outside the listed links (access links), seconds, so that the
+    /// flow's round-trip propagation delay equals its configured rtt.
+    pub extra_delay_fwd: f64,
+    pub extra_delay_rev: f64,
+    /// Configured round-trip propagation delay (reported in summaries), seconds.
+    pub rtt: f64,
+    /// Start time, seconds: a fixed time, or a uniform draw from [lo, hi] using the run's seed.
+    pub start: StartSpec,
+    /// Stop time (stop sending new data), seconds; None = end of run.
+    pub stop: Option<f64>,
+    /// Application bytes to send; None = bulk (infinite).
+    pub size: Option<u64>,
+    pub transport: TransportSpec,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StartSpec {
+    At(f64),
+    Uniform([f64; 2]),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSpec {
+    /// "cbr" | "poisson" | "onoff".
+    pub kind: String,
+    /// Mean rate while on (cbr, poisson) or peak rate during on periods (onoff), bit/s.
+    pub rate_bps: f64,
+    /// Packet size on the wire, bytes.
+    pub packet_size: u32,
+    pub start: f64,
+    pub stop: Option<f64>,
+    pub path: Vec<usize>,
+    /// onoff: Pareto on/off mean durations (seconds) and shape.
+    #[serde(default)]
+    pub mean_on: Option<f64>,
+    #[serde(default)]
+    pub mean_off: Option<f64>,
+    #[serde(default)]
+    pub shape: Option<f64>,
+}

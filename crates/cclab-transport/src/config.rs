@@ -1,0 +1,49 @@
+//! Endpoint settings (the scenario's `[transport]` table, resolved to integers).
+
+use cclab_cc::algorithms::reno::Recovery;
+use cclab_cc::time::{Nanos, NS_PER_MS, NS_PER_SEC};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Payload bytes per full data packet.
+    pub mss: u32,
+    /// Header bytes added on the wire to every data packet (packet_size − mss); ACKs are this size too.
+    pub header_bytes: u32,
+    /// Initial congestion window, packets.
+    pub initial_cwnd: f64,
+    /// ACK every N in-order data packets (1 = every packet; 2 = RFC 1122 delayed ACK).
+    pub delayed_ack: u32,
+    /// Delayed-ACK timer.
+    pub delack_timeout: Nanos,
+    /// RFC 6298 bounds and initial value.
+    pub min_rto: Nanos,
+    pub max_rto: Nanos,
+    pub initial_rto: Nanos,
+    /// Receiver generates SACK blocks; sender uses SACK recovery (RFC 6675) unless `recovery` overrides.
+    pub sack: bool,
+    /// Loss recovery the sender runs (NewReno when SACK is off, unless the algorithm asks otherwise).
+    pub recovery: Recovery,
+    /// Duplicate-ACK threshold for fast retransmit.
+    pub dupthresh: u32,
+    /// Upper bound on the congestion window the transport will honour (packets), like a receive window.
+    pub max_window: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mss: 1448,
+            header_bytes: 52,
+            initial_cwnd: 10.0,
+            delayed_ack: 1,
+            delack_timeout: 200 * NS_PER_MS,
+            min_rto: 200 * NS_PER_MS,
+            max_rto: 60 * NS_PER_SEC,
+            initial_rto: NS_PER_SEC,
+            sack: true,
+            recovery: Recovery::Sack,
+            dupthresh: 3,
+            max_window: 1 << 20,
+        }
+    }
+}
