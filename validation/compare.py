@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Cross-check cclab's simulator against ns-3 3.37 on identical dumbbells (issue 4, EXPERIMENTS.md §6).
+
+Runs both simulators on three dumbbells -- 2 flows at the same RTT; 4 flows at 40/160 ms; 10 flows at
+100 ms -- all on 100 Mbit/s with a BDP drop-tail buffer, matched MSS (1448 B + 52 B headers), initial
+window 10, delayed-ACK count 1, min RTO 200 ms, SACK on; and prints per-flow-group goodput and Jain's
+index side by side. Not part of the test command (it needs ns-3 and takes minutes).
+
+    .venv/bin/python validation/compare.py [--cc newreno,cubic] [--duration 60] [--out validation/out]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cclab
+
+HERE = Path(__file__).resolve().parent
+
+# cclab name -> ns-3 TypeId
+NS3_NAMES = {
+    "newreno": "TcpNewReno",
+    "cubic": "TcpCubic",
+    "vegas": "TcpVegas",
+    "highspeed": "TcpHighSpeed",
+    "scalable": "TcpScalable",
+    "bic": "TcpBic",
+    "hybla": "TcpHybla",
+    "westwood": "TcpWestwood",
+}
+
+DUMBBELLS = {
+    "2x40ms": [40, 40],
+    "40/160ms": [40, 40, 160, 160],
+    "10x100ms": [100] * 10,
+}
+
+
+def ns3_binary() -> str:
+    out = subprocess.run([str(HERE / "build_ns3.sh")], check=True, capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def run_ns3(binary: str, cc: str, rtts: list[int], duration: float, measure_start: float, seed: int) -> dict:
+    cmd = [
+        binary,
+        f"--cc={NS3_NAMES[cc]}",
+        f"--rtts={','.join(str(r) for r in rtts)}",
+        f"--duration={duration}",
+        f"--measureStart={measure_start}",
+        f"--seed={seed}",
+    ]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_cclab(cc: str, rtts: list[int], duration: float, measure_start: float, seed: int) -> dict:
+    groups: dict[int, int] = {}
+    for r in rtts:
+        groups[r] = groups.get(r, 0) + 1
+    scenario = {
+        "name": f"ns3-check-{cc}",
+        "duration": duration,
+        "seed": seed,
+        "measure": [measure_start, duration],
+        "transport": {"mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
+        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP", "queue": "droptail"}},
+        "flows": [{"cc": cc, "count": n, "rtt": f"{r}ms"} for r, n in groups.items()],
+    }
+    return cclab.run(scenario, progress=False).summary
+
+
+def group_goodput(flows: list[dict]) -> dict[float, float]:
+    """Mean goodput per RTT group, Mbit/s."""
+    acc: dict[float, list[float]] = {}
+    for f in flows:
+        acc.setdefault(round(f["rtt"], 4), []).append(f["goodput_bps"] / 1e6)
+    return {k: sum(v) / len(v) for k, v in sorted(acc.items())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cc", default=",".join(NS3_NAMES))
+    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--measure-start", type=float, default=10.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=HERE / "out")
+    args = ap.parse_args()
+    binary = ns3_binary()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    print(f"{'cc':10} {'dumbbell':10} {'group':>6} {'ns-3 Mb/s':>10} {'cclab Mb/s':>11} {'diff':>7} "
+          f"{'Jain ns-3':>9} {'Jain cclab':>10}")
+    for cc in args.cc.split(","):
+        for label, rtts in DUMBBELLS.items():
+            ns = run_ns3(binary, cc, rtts, args.duration, args.measure_start, args.seed)
+            cl = run_cclab(cc, rtts, args.duration, args.measure_start, args.seed)
+            g_ns, g_cl = group_goodput(ns["flows"]), group_goodput(cl["flows"])
+            for rtt in g_ns:
+                a, b = g_ns[rtt], g_cl.get(rtt, float("nan"))
+                diff = (b - a) / a if a else float("nan")
+                print(f"{cc:10} {label:10} {rtt * 1e3:5.0f}ms {a:10.2f} {b:11.2f} {diff:+7.1%} "
+                      f"{ns['jain']:9.3f} {cl['jain']:10.3f}")
+                rows.append({"cc": cc, "dumbbell": label, "rtt": rtt, "ns3_mbps": a, "cclab_mbps": b,
+                             "diff": diff, "jain_ns3": ns["jain"], "jain_cclab": cl["jain"]})
+    (args.out / "compare.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
