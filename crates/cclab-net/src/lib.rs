@@ -3,5 +3,20 @@
 //! a userspace link emulator that owns one TUN device per host network namespace.
 //!
 //! * [`wire`]: checked view + parse/emit of our UDP transport header.
+//! * [`ip`]: IPv4/UDP/TCP inspection and in-place rewrites with incremental checksums (RFC 1624).
+//! * [`emulator`]: the link emulator (sans-IO core + TUN event loop).
+//! * [`hosts`]: the dumbbell's two hosts (anonymous namespaces + TUN).
+//! * [`sys`]: clock, timer slack, ppoll, anonymous network namespaces, TUN, interface ioctls.
 
 pub mod wire;
+pub mod emulator;
+pub mod hosts;
+pub mod ip;
+pub mod sys;
+
+/// The run specification, the simulator's own file (`crates/cclab-sim/src/spec.rs`) compiled here too:
+/// a sim run and a real run of one scenario start from the same resolved JSON spec. Included by path
+/// rather than through a dependency on `cclab-sim`, which would make the real datapath depend on the
+/// simulator's engine (the layers are siblings: `cc` ← `transport` ← {`sim`, `net`}).
+#[path = "../../cclab-sim/src/spec.rs"]
+pub mod spec;

@@ -1,0 +1,492 @@
+//! The link emulator's state machine, free of I/O: packets go in with their arrival time
+//! ([`Emulator::on_packet`]), come out when due ([`Emulator::poll_output`]), and
+//! [`Emulator::next_deadline`] says when to look again. The I/O shell ([`super::run`]) feeds it from
+//! TUN devices with the OS clock; tests feed it directly with a virtual clock.
+//!
+//! Per direction: an access stage (per-flow extra one-way delay, so flows get their configured RTT), then
+//! the link: random loss on arrival, the queue discipline (built by `cclab_cc::registry::build_queue`,
+//! the simulator's code), a FIFO buffer, transmission at the link rate on a virtual clock, propagation
+//! delay.
+//!
+//! DECISION (exact virtual clock): departure times are computed, never slept for. A packet starts
+//! transmission at `max(arrival, previous departure end)` and ends `tx_time(bytes)` later, exactly as in
+//! the simulator; the queue is advanced lazily to each event's *virtual* time before the next event is
+//! applied, so the queue length a discipline sees on an arrival is exact even when the process wakes
+//! late. Only the moment a packet is written to the TUN device depends on wake-up latency, and that
+//! error does not accumulate.
+
+use std::collections::VecDeque;
+
+use cclab_cc::aqm::{BufferLimit, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::params::{ParamError, Params};
+use cclab_cc::registry::{build_queue, LinkEnv};
+use cclab_cc::rng::{self, SimRng};
+use cclab_cc::time::{from_secs, tx_time, Nanos};
+use serde::Serialize;
+
+use crate::ip::{self, Info, IpError};
+
+/// Largest packet the emulator carries (TUN MTU is 1500; room for anything a host might send).
+pub const MAX_PACKET: usize = 65535;
+
+/// Direction of travel: `Fwd` = host A (senders) → host B (receivers) over link 0, `Rev` = B → A over
+/// link 1 (the dumbbell convention of `RunSpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Fwd = 0,
+    Rev = 1,
+}
+
+/// One direction's link settings (SI units resolved to integers).
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    pub rate_bps: f64,
+    pub delay: Nanos,
+    pub limit: BufferLimit,
+    pub queue: String,
+    pub queue_params: Params,
+    /// Bernoulli loss probability on arrival; `loss_schedule` overrides it from each time on.
+    pub loss: f64,
+    pub loss_schedule: Vec<(Nanos, f64)>,
+    pub loss_data_only: bool,
+    /// Wire size of a full data packet (RED's typical packet).
+    pub packet_size: u32,
+}
+
+impl LinkConfig {
+    /// A drop-tail link with a packet buffer and no loss.
+    pub fn droptail(rate_bps: f64, delay: Nanos, buffer_pkts: u32) -> Self {
+        LinkConfig {
+            rate_bps,
+            delay,
+            limit: BufferLimit { pkts: Some(buffer_pkts), bytes: None },
+            queue: "droptail".into(),
+            queue_params: Params::new(),
+            loss: 0.0,
+            loss_schedule: Vec::new(),
+            loss_data_only: true,
+            packet_size: 1500,
+        }
+    }
+
+    pub fn from_spec(l: &crate::spec::LinkSpec, packet_size: u32) -> Self {
+        LinkConfig {
+            rate_bps: l.rate_bps,
+            delay: from_secs(l.delay),
+            limit: BufferLimit { pkts: l.buffer_pkts, bytes: l.buffer_bytes },
+            queue: l.queue.clone(),
+            queue_params: l.queue_params.clone(),
+            loss: l.loss,
+            loss_schedule: l.loss_schedule.iter().map(|&(t, p)| (from_secs(t), p)).collect(),
+            loss_data_only: l.loss_data_only,
+            packet_size,
+        }
+    }
+
+    fn loss_at(&self, t: Nanos) -> f64 {
+        self.loss_schedule.iter().rev().find(|(s, _)| *s <= t).map_or(self.loss, |&(_, p)| p)
+    }
+}
+
+/// Per-link counters (cumulative).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkCounters {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub random_drops: u64,
+    pub queue_drops: u64,
+    pub marks: u64,
+    /// Router-field rewrites (the discipline changed a MaxNet forward field).
+    pub field_writes: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    /// Handed to the far host after the propagation delay.
+    pub delivered: u64,
+}
+
+/// Counters of frames refused before any link (per emulator).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IngressCounters {
+    /// IPv4 packets with a bad header, or our datagrams failing the codec check: dropped.
+    pub malformed: u64,
+    /// Non-IPv4 frames (the hosts' IPv6 chatter): dropped.
+    pub non_ipv4: u64,
+}
+
+/// A snapshot of one link for the time series.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSnapshot {
+    pub queue_pkts: u32,
+    pub queue_bytes: u64,
+    pub counters: LinkCounters,
+    pub state: Vec<(&'static str, f64)>,
+}
+
+struct Pkt {
+    buf: Vec<u8>,
+    info: Info,
+}
+
+struct Queued {
+    pkt: Pkt,
+    arrival: Nanos,
+}
+
+struct Link {
+    cfg: LinkConfig,
+    qdisc: Box<dyn QueueDiscipline>,
+    rng: SimRng,
+    queue: VecDeque<Queued>,
+    qbytes: u64,
+    /// End of the current (or last) transmission on the virtual clock.
+    free_at: Nanos,
+    /// In propagation: (delivery time, packet), in order.
+    prop: VecDeque<(Nanos, Pkt)>,
+    next_tick: Option<Nanos>,
+    counters: LinkCounters,
+}
+
+impl Link {
+    fn qlen(&self) -> QueueLen {
+        QueueLen { pkts: self.queue.len() as u32, bytes: self.qbytes }
+    }
+
+    /// When the queue's head starts transmission, if there is one.
+    fn head_start(&self) -> Option<Nanos> {
+        self.queue.front().map(|q| q.arrival.max(self.free_at))
+    }
+}
+
+/// A per-flow access delay line: all packets in it have the same extra delay, so it is FIFO.
+struct DelayLine {
+    delay: Nanos,
+    q: VecDeque<(Nanos, Pkt)>,
+}
+
+struct Access {
+    lines: Vec<DelayLine>,
+    /// port → line index (data direction: destination port; ACK direction: source port).
+    by_port: Vec<(u16, usize)>,
+}
+
+impl Access {
+    fn line_for(&self, port: u16) -> Option<usize> {
+        self.by_port.iter().find(|(p, _)| *p == port).map(|&(_, i)| i)
+    }
+}
+
+pub struct Emulator {
+    links: [Link; 2],
+    access: [Access; 2],
+    pool: Vec<Vec<u8>>,
+    pub ingress: IngressCounters,
+}
+
+enum Next {
+    AccessExit(usize, usize),
+    LinkStart(usize),
+    Tick(usize),
+}
+
+impl Emulator {
+    /// Builds the two links (`fwd` = link 0, `rev` = link 1); `seed` seeds the per-link RNG streams.
+    pub fn new(fwd: LinkConfig, rev: LinkConfig, seed: u64) -> Result<Self, ParamError> {
+        let mk = |cfg: LinkConfig, i: u64| -> Result<Link, ParamError> {
+            let env = LinkEnv { rate_bps: cfg.rate_bps, limit: cfg.limit, packet_size: cfg.packet_size };
+            let qdisc = build_queue(&cfg.queue, &cfg.queue_params, &env)?;
+            let next_tick = qdisc.tick_interval();
+            Ok(Link {
+                qdisc,
+                // stream ids far from the simulator's flow streams: the emulator's draws are its own
+                rng: rng::stream(seed, 0x4E45_5400 + i),
+                queue: VecDeque::new(),
+                qbytes: 0,
+                free_at: 0,
+                prop: VecDeque::new(),
+                next_tick,
+                counters: LinkCounters::default(),
+                cfg,
+            })
+        };
+        let empty = || Access { lines: Vec::new(), by_port: Vec::new() };
+        Ok(Emulator { links: [mk(fwd, 0)?, mk(rev, 1)?], access: [empty(), empty()], pool: Vec::new(), ingress: Default::default() })
+    }
+
+    /// Adds a per-flow access delay: packets to `port` (forward) get `fwd` extra delay before link 0,
+    /// packets from `port` (reverse) get `rev` before link 1.
+    pub fn add_flow_delay(&mut self, port: u16, fwd: Nanos, rev: Nanos) {
+        for (d, extra) in [(0, fwd), (1, rev)] {
+            if extra == 0 {
+                continue;
+            }
+            let a = &mut self.access[d];
+            let i = match a.lines.iter().position(|l| l.delay == extra) {
+                Some(i) => i,
+                None => {
+                    a.lines.push(DelayLine { delay: extra, q: VecDeque::new() });
+                    a.lines.len() - 1
+                }
+            };
+            a.by_port.retain(|(p, _)| *p != port);
+            a.by_port.push((port, i));
+        }
+    }
+
+    /// A buffer for the next read (recycled from delivered packets).
+    pub fn take_buffer(&mut self) -> Vec<u8> {
+        let mut b = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+        b.clear();
+        b
+    }
+
+    /// Returns a buffer to the pool.
+    pub fn recycle(&mut self, b: Vec<u8>) {
+        if self.pool.len() < 4096 {
+            self.pool.push(b);
+        }
+    }
+
+    /// A packet read from the host on the sending side of `dir` at time `now`. Malformed and non-IPv4
+    /// frames are counted and dropped.
+    pub fn on_packet(&mut self, dir: Dir, now: Nanos, buf: Vec<u8>) {
+        self.run_until(now);
+        let info = match ip::inspect(&buf) {
+            Ok(i) => i,
+            Err(e) => {
+                match e {
+                    IpError::NotIpv4 => self.ingress.non_ipv4 += 1,
+                    IpError::Malformed => self.ingress.malformed += 1,
+                }
+                self.recycle(buf);
+                return;
+            }
+        };
+        let d = dir as usize;
+        let port = if dir == Dir::Fwd { info.dst_port } else { info.src_port };
+        let pkt = Pkt { buf, info };
+        match self.access[d].line_for(port) {
+            Some(i) => {
+                let line = &mut self.access[d].lines[i];
+                line.q.push_back((now + line.delay, pkt));
+            }
+            None => self.link_arrival(d, now, pkt),
+        }
+    }
+
+    fn link_arrival(&mut self, d: usize, t: Nanos, mut pkt: Pkt) {
+        let l = &mut self.links[d];
+        let bytes = pkt.info.len as u32;
+        l.counters.arrivals += 1;
+        l.counters.arrival_bytes += bytes as u64;
+        let p = l.cfg.loss_at(t);
+        if p > 0.0 && (!l.cfg.loss_data_only || pkt.info.is_data) && rng::uniform(&mut l.rng) < p {
+            l.counters.random_drops += 1;
+            self.recycle(pkt.buf);
+            return;
+        }
+        let ours = pkt.info.ours;
+        let mut field = ours.map_or(0, |h| h.router_field);
+        let mut rp = RouterPacket {
+            bytes,
+            ect: pkt.info.ecn != 0,
+            is_data: pkt.info.is_data,
+            flags: ours.map_or(0, |h| h.flags),
+            fwd_field: &mut field,
+        };
+        let q = l.qlen();
+        let verdict = l.qdisc.enqueue(t, &mut rp, q, &mut l.rng);
+        match verdict {
+            Verdict::Drop => {
+                l.counters.queue_drops += 1;
+                self.recycle(pkt.buf);
+                return;
+            }
+            Verdict::Mark => {
+                if pkt.info.ecn != 0 {
+                    ip::set_ce(&mut pkt.buf);
+                    pkt.info.ecn = ip::ECN_CE;
+                    l.counters.marks += 1;
+                }
+            }
+            Verdict::Enqueue => {}
+        }
+        if let Some(h) = ours {
+            // Only data packets carry a forward field; an ACK's field is the receiver's echo.
+            if h.is_data && field != h.router_field {
+                ip::set_router_field(&mut pkt.buf, &h, field);
+                l.counters.field_writes += 1;
+            }
+        }
+        l.qbytes += bytes as u64;
+        l.queue.push_back(Queued { pkt, arrival: t });
+    }
+
+    fn link_start(&mut self, d: usize, s: Nanos) {
+        let l = &mut self.links[d];
+        if let Some(q) = l.queue.pop_front() {
+            let bytes = q.pkt.info.len as u64;
+            l.qbytes -= bytes;
+            l.free_at = s + tx_time(bytes, l.cfg.rate_bps);
+            let after = l.qlen();
+            l.qdisc.on_dequeue(s, bytes as u32, after);
+            l.counters.departures += 1;
+            l.counters.departure_bytes += bytes;
+            l.prop.push_back((l.free_at + l.cfg.delay, q.pkt));
+        }
+    }
+
+    /// The earliest internal event (access exit, transmission start, discipline tick), if any.
+    fn next_internal(&self) -> Option<(Nanos, Next)> {
+        let mut best: Option<(Nanos, Next)> = None;
+        let mut consider = |t: Nanos, n: Next| {
+            if best.as_ref().is_none_or(|(b, _)| t < *b) {
+                best = Some((t, n));
+            }
+        };
+        for d in 0..2 {
+            for (i, line) in self.access[d].lines.iter().enumerate() {
+                if let Some((t, _)) = line.q.front() {
+                    consider(*t, Next::AccessExit(d, i));
+                }
+            }
+            if let Some(t) = self.links[d].head_start() {
+                consider(t, Next::LinkStart(d));
+            }
+            if let Some(t) = self.links[d].next_tick {
+                consider(t, Next::Tick(d));
+            }
+        }
+        best
+    }
+
+    /// Applies every internal event up to `now`, in virtual-time order.
+    pub fn run_until(&mut self, now: Nanos) {
+        while let Some((t, ev)) = self.next_internal() {
+            if t > now {
+                break;
+            }
+            match ev {
+                Next::AccessExit(d, i) => {
+                    if let Some((t, pkt)) = self.access[d].lines[i].q.pop_front() {
+                        self.link_arrival(d, t, pkt);
+                    }
+                }
+                Next::LinkStart(d) => self.link_start(d, t),
+                Next::Tick(d) => {
+                    let l = &mut self.links[d];
+                    l.qdisc.tick(t);
+                    l.next_tick = l.qdisc.tick_interval().map(|iv| t + iv.max(1));
+                }
+            }
+        }
+    }
+
+    /// The next packet due for delivery at `now`: its direction, bytes and due time. Give the buffer
+    /// back with [`Emulator::recycle`] after writing it.
+    pub fn poll_output(&mut self, now: Nanos) -> Option<(Dir, Vec<u8>, Nanos)> {
+        self.run_until(now);
+        for (d, dir) in [(0, Dir::Fwd), (1, Dir::Rev)] {
+            let l = &mut self.links[d];
+            if l.prop.front().is_some_and(|(t, _)| *t <= now) {
+                let (due, pkt) = l.prop.pop_front()?;
+                l.counters.delivered += 1;
+                return Some((dir, pkt.buf, due));
+            }
+        }
+        None
+    }
+
+    /// When something next happens (a delivery or an internal event).
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        let deliveries = self.links.iter().filter_map(|l| l.prop.front().map(|(t, _)| *t)).min();
+        match (deliveries, self.next_internal().map(|(t, _)| t)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn counters(&self, d: Dir) -> LinkCounters {
+        self.links[d as usize].counters
+    }
+
+    pub fn snapshot(&self, d: Dir) -> LinkSnapshot {
+        let l = &self.links[d as usize];
+        let mut state = Vec::new();
+        l.qdisc.state(&mut state);
+        LinkSnapshot { queue_pkts: l.queue.len() as u32, queue_bytes: l.qbytes, counters: l.counters, state }
+    }
+
+    pub fn queue_name(&self, d: Dir) -> &'static str {
+        self.links[d as usize].qdisc.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ip::build_udp;
+    use cclab_cc::time::{NS_PER_MS, NS_PER_US};
+
+    fn pkt(len: usize, dport: u16) -> Vec<u8> {
+        build_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, dport, 0, &vec![0u8; len - 28])
+    }
+
+    /// Back-to-back arrivals leave exactly one transmission time apart and arrive one propagation
+    /// delay later: the virtual clock, not the wake-up time, sets departures.
+    #[test]
+    fn departures_follow_the_virtual_clock() {
+        let mut e = Emulator::new(
+            LinkConfig::droptail(100e6, 10 * NS_PER_MS, 100),
+            LinkConfig::droptail(100e6, 10 * NS_PER_MS, 100),
+            1,
+        )
+        .unwrap();
+        for _ in 0..5 {
+            e.on_packet(Dir::Fwd, 1000, pkt(1500, 9));
+        }
+        // the first started at once; the next event is the second's start, one 1500-byte time later
+        assert_eq!(e.next_deadline(), Some(1000 + 120 * NS_PER_US));
+        // polled late, at 50 ms: all five are due, and were due at 10 ms + k·120 µs
+        let mut n = 0;
+        while let Some((d, b, due)) = e.poll_output(50 * NS_PER_MS) {
+            assert_eq!(d, Dir::Fwd);
+            assert_eq!(due, 1000 + (n + 1) * 120 * NS_PER_US + 10 * NS_PER_MS);
+            assert_eq!(b.len(), 1500);
+            n += 1;
+        }
+        assert_eq!(n, 5);
+        assert_eq!(e.counters(Dir::Fwd).departures, 5);
+    }
+
+    #[test]
+    fn buffer_overflow_drops_and_access_delay_applies() {
+        let mut e = Emulator::new(
+            LinkConfig::droptail(10e6, NS_PER_MS, 2),
+            LinkConfig::droptail(10e6, NS_PER_MS, 2),
+            1,
+        )
+        .unwrap();
+        e.add_flow_delay(7, 5 * NS_PER_MS, 0);
+        for _ in 0..4 {
+            e.on_packet(Dir::Fwd, 0, pkt(1250, 9)); // 1 ms each at 10 Mbit/s
+        }
+        // one in transmission, two queued, one dropped
+        let c = e.counters(Dir::Fwd);
+        assert_eq!((c.arrivals, c.queue_drops), (4, 1));
+        e.on_packet(Dir::Fwd, 0, pkt(1250, 7));
+        // port 7 reaches the link at 5 ms, after the queue drained at 3 ms: starts at 5 ms, out at 7 ms
+        let mut times = Vec::new();
+        let mut t = 0;
+        while let Some(dl) = e.next_deadline() {
+            t = dl.max(t);
+            while let Some((_, b, _)) = e.poll_output(t) {
+                times.push(t);
+                e.recycle(b);
+            }
+        }
+        assert_eq!(times, vec![2 * NS_PER_MS, 3 * NS_PER_MS, 4 * NS_PER_MS, 7 * NS_PER_MS]);
+        e.on_packet(Dir::Fwd, 0, vec![0x60; 40]);
+        e.on_packet(Dir::Fwd, 0, vec![0x45; 10]);
+        assert_eq!((e.ingress.non_ipv4, e.ingress.malformed), (1, 1));
+    }
+}

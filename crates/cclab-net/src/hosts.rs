@@ -1,0 +1,68 @@
+//! The two hosts of a dumbbell: host A (senders) and host B (receivers), each an anonymous network
+//! namespace with one TUN device `cclab0`, MTU 1500, in 10.77.0.0/24.
+//!
+//! DECISION (anonymous namespaces): the namespaces are never bind-mounted under /run/netns. They are
+//! held only by this process's descriptors (the namespace files, the TUN devices, the sockets), so the
+//! kernel destroys them — and the TUN devices with them — whenever the process ends, however it ends
+//! (return, panic, Ctrl-C, SIGKILL). No supervisor is needed for teardown and nothing can be left behind;
+//! `cclab-net cleanup` exists for named leftovers of other tools or older versions.
+
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use crate::sys::{self, Netns};
+
+pub const TUN_NAME: &str = "cclab0";
+pub const ADDR_A: [u8; 4] = [10, 77, 0, 1];
+pub const ADDR_B: [u8; 4] = [10, 77, 0, 2];
+pub const PREFIX: u8 = 24;
+pub const MTU: i32 = 1500;
+/// The TUN device's transmit queue (packets). Large so that a window-sized burst from a host waits in
+/// it for the emulator's next read instead of being dropped before the emulated link.
+pub const TXQLEN: i32 = 10_000;
+
+pub struct Host {
+    pub ns: Netns,
+    pub tun: OwnedFd,
+    pub addr: Ipv4Addr,
+}
+
+impl Host {
+    /// Creates the namespace, its TUN device and its configuration (lo up, address, MTU, no IPv6).
+    pub fn create(addr: [u8; 4]) -> io::Result<Host> {
+        let ns = Netns::new_anonymous()?;
+        let tun = ns.run_in(|| -> io::Result<OwnedFd> {
+            let tun = sys::open_tun(TUN_NAME)?;
+            sys::configure_if("lo", None, None, None)?;
+            // IPv6 would only add router solicitations the emulator has to drop; best effort, since
+            // a kernel without IPv6 has no such sysctl and nothing to disable.
+            let _ = sys::sysctl("net/ipv6/conf/all/disable_ipv6", "1");
+            let _ = sys::sysctl("net/ipv6/conf/default/disable_ipv6", "1");
+            sys::configure_if(TUN_NAME, Some((addr, PREFIX)), Some(MTU), Some(TXQLEN))?;
+            Ok(tun)
+        })??;
+        Ok(Host { ns, tun, addr: Ipv4Addr::from(addr) })
+    }
+
+    pub fn tun_fd(&self) -> RawFd {
+        self.tun.as_raw_fd()
+    }
+}
+
+/// Host A and host B.
+pub struct Dumbbell {
+    pub a: Host,
+    pub b: Host,
+}
+
+impl Dumbbell {
+    pub fn create() -> io::Result<Dumbbell> {
+        Ok(Dumbbell { a: Host::create(ADDR_A)?, b: Host::create(ADDR_B)? })
+    }
+
+    /// TUN descriptors in the emulator's order (A, B).
+    pub fn tuns(&self) -> [RawFd; 2] {
+        [self.a.tun_fd(), self.b.tun_fd()]
+    }
+}

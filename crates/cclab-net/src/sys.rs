@@ -1,0 +1,372 @@
+//! Thin, checked wrappers of the Linux calls the real datapath needs: the monotonic clock, timer slack,
+//! `ppoll`, network namespaces (anonymous: they vanish with the process), TUN devices and interface
+//! configuration by ioctl (so no `ip` binary is needed at run time).
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use cclab_cc::time::Nanos;
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+pub fn monotonic_ns() -> Nanos {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as Nanos * 1_000_000_000 + ts.tv_nsec as Nanos
+}
+
+/// The run's clock: nanoseconds since the run started (the `now` every sans-IO entry point takes).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    epoch: Nanos,
+}
+
+impl Clock {
+    /// A run time as an absolute CLOCK_MONOTONIC time (for timerfd deadlines).
+    pub fn to_monotonic(&self, t: Nanos) -> Nanos {
+        self.epoch + t
+    }
+
+    pub fn start() -> Self {
+        Clock { epoch: monotonic_ns() }
+    }
+    #[inline]
+    pub fn now(&self) -> Nanos {
+        monotonic_ns().saturating_sub(self.epoch)
+    }
+}
+
+/// Sets this thread's timer slack to 1 ns so `ppoll` timeouts fire when asked (the default 50 µs slack
+/// would blur packet spacing at 100 Mbit/s, where a packet takes 120 µs).
+pub fn set_timer_slack_1ns() {
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Waits for any of `fds` to become readable (or writable, per their `events`) or for `timeout`
+/// (None = forever). Returns the number of ready descriptors; EINTR counts as 0.
+pub fn ppoll(fds: &mut [libc::pollfd], timeout: Option<Nanos>) -> io::Result<usize> {
+    let ts;
+    let tp = match timeout {
+        Some(t) => {
+            ts = libc::timespec { tv_sec: (t / 1_000_000_000) as _, tv_nsec: (t % 1_000_000_000) as _ };
+            &ts as *const libc::timespec
+        }
+        None => std::ptr::null(),
+    };
+    // SAFETY: fds is a valid slice of pollfd; tp is null or points to a live timespec.
+    let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, tp, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINTR) {
+            return Ok(0);
+        }
+        return Err(e);
+    }
+    Ok(r as usize)
+}
+
+pub fn pollfd(fd: RawFd, events: i16) -> libc::pollfd {
+    libc::pollfd { fd, events, revents: 0 }
+}
+
+/// A network namespace held by an open file descriptor. Namespaces made by [`Netns::new_anonymous`] have
+/// no name in /run/netns: the kernel frees them (and their TUN devices) when the last descriptor and
+/// the last socket in them are closed — on a normal exit, a panic, Ctrl-C or SIGKILL alike.
+#[derive(Debug)]
+pub struct Netns {
+    file: File,
+}
+
+impl Netns {
+    /// The calling thread's current namespace.
+    pub fn current() -> io::Result<Netns> {
+        Ok(Netns { file: File::open("/proc/thread-self/ns/net")? })
+    }
+
+    /// A fresh, empty network namespace (the calling thread stays where it was).
+    pub fn new_anonymous() -> io::Result<Netns> {
+        let orig = Netns::current()?;
+        // SAFETY: unshare affects only the calling thread's network namespace.
+        cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
+        let ns = Netns::current();
+        orig.enter()?;
+        ns
+    }
+
+    /// Moves the calling thread into this namespace (sockets created afterwards live there).
+    pub fn enter(&self) -> io::Result<()> {
+        // SAFETY: the fd is a namespace file we own.
+        cvt(unsafe { libc::setns(self.file.as_raw_fd(), libc::CLONE_NEWNET) })?;
+        Ok(())
+    }
+
+    /// Runs `f` inside this namespace and returns the thread to where it was.
+    pub fn run_in<R>(&self, f: impl FnOnce() -> R) -> io::Result<R> {
+        let orig = Netns::current()?;
+        self.enter()?;
+        let r = f();
+        orig.enter()?;
+        Ok(r)
+    }
+
+    /// The namespace's inode number (its identity in /proc/*/ns/net links: `net:[inode]`).
+    pub fn inode(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().map(|m| m.ino()).unwrap_or(0)
+    }
+}
+
+fn ifreq(name: &str) -> io::Result<libc::ifreq> {
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "interface name too long"));
+    }
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in r.ifr_name.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    Ok(r)
+}
+
+/// Creates a TUN device (IFF_TUN | IFF_NO_PI, non-blocking) in the calling thread's namespace.
+pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
+    let path = CString::new("/dev/net/tun").expect("no NUL");
+    // SAFETY: path is a valid C string.
+    let fd = cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
+    // SAFETY: fd was just opened and is owned here.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut r = ifreq(name)?;
+    r.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    // SAFETY: TUNSETIFF takes a pointer to an ifreq.
+    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut r as *mut libc::ifreq) })?;
+    Ok(fd)
+}
+
+fn sockaddr_in(addr: [u8; 4]) -> libc::sockaddr {
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr) },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: sockaddr_in and sockaddr have the same size; reinterpretation is how the ioctl API works.
+    unsafe { std::mem::transmute::<libc::sockaddr_in, libc::sockaddr>(sin) }
+}
+
+/// Configures an interface in the calling thread's namespace: IPv4 address/prefix (if given), MTU,
+/// transmit queue length, up.
+pub fn configure_if(name: &str, addr: Option<([u8; 4], u8)>, mtu: Option<i32>, txqlen: Option<i32>) -> io::Result<()> {
+    // SAFETY: plain socket creation.
+    let s = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: s was just created and is owned here.
+    let s = unsafe { OwnedFd::from_raw_fd(s) };
+    let ioctl = |req: libc::c_ulong, r: &mut libc::ifreq| -> io::Result<()> {
+        // SAFETY: every request used here takes a pointer to an ifreq.
+        cvt(unsafe { libc::ioctl(s.as_raw_fd(), req as _, r as *mut libc::ifreq) }).map(|_| ())
+    };
+    if let Some((a, prefix)) = addr {
+        let mut r = ifreq(name)?;
+        r.ifr_ifru.ifru_addr = sockaddr_in(a);
+        ioctl(libc::SIOCSIFADDR, &mut r)?;
+        let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix as u32) };
+        let mut r = ifreq(name)?;
+        r.ifr_ifru.ifru_netmask = sockaddr_in(mask.to_be_bytes());
+        ioctl(libc::SIOCSIFNETMASK, &mut r)?;
+    }
+    if let Some(m) = mtu {
+        let mut r = ifreq(name)?;
+        r.ifr_ifru.ifru_mtu = m;
+        ioctl(libc::SIOCSIFMTU, &mut r)?;
+    }
+    if let Some(q) = txqlen {
+        let mut r = ifreq(name)?;
+        r.ifr_ifru.ifru_metric = q; // ifr_qlen shares the union slot with ifr_metric
+        ioctl(libc::SIOCSIFTXQLEN, &mut r)?;
+    }
+    let mut r = ifreq(name)?;
+    ioctl(libc::SIOCGIFFLAGS, &mut r)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member.
+    unsafe { r.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short };
+    ioctl(libc::SIOCSIFFLAGS, &mut r)?;
+    Ok(())
+}
+
+/// Writes a sysctl of the calling thread's namespace (e.g. `net/ipv6/conf/all/disable_ipv6`).
+pub fn sysctl(path: &str, value: &str) -> io::Result<()> {
+    std::fs::write(format!("/proc/sys/{path}"), value)
+}
+
+/// Why root tests and real runs cannot work here, if they cannot.
+pub fn unavailable_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root (network namespaces and TUN devices)".into());
+    }
+    if std::fs::metadata("/dev/net/tun").is_err() {
+        return Some("no /dev/net/tun (TUN driver missing)".into());
+    }
+    match Netns::new_anonymous() {
+        Err(e) => Some(format!("cannot create a network namespace: {e}")),
+        Ok(ns) => match ns.run_in(|| open_tun("cclabprobe")) {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) | Err(e) => Some(format!("cannot create a TUN device in a namespace: {e}")),
+        },
+    }
+}
+
+/// Reads one packet from a non-blocking fd into `buf` (resized to the packet). Ok(false) = nothing to read.
+pub fn read_packet(fd: RawFd, buf: &mut Vec<u8>, cap: usize) -> io::Result<bool> {
+    buf.resize(cap, 0);
+    // SAFETY: buf has cap bytes of initialised storage.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, cap) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        buf.clear();
+        if e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::EINTR) {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    buf.truncate(n as usize);
+    Ok(true)
+}
+
+/// Writes one packet; returns false if the kernel refused it for lack of room (counted by the caller).
+pub fn write_packet(fd: RawFd, buf: &[u8]) -> io::Result<bool> {
+    // SAFETY: buf is a valid slice.
+    let n = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(true)
+}
+
+/// What [`recv_meta`] learned besides the bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RecvMeta {
+    pub len: usize,
+    /// The IP TOS byte (ECN bits), if IP_RECVTOS is on.
+    pub tos: Option<u8>,
+    /// Kernel receive timestamp (CLOCK_REALTIME, ns), if SO_TIMESTAMPNS is on.
+    pub kernel_ts: Option<u64>,
+    /// Source address.
+    pub from: Option<std::net::SocketAddrV4>,
+}
+
+/// Turns on an integer socket option.
+pub fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
+    // SAFETY: pointer to a live c_int of the stated size.
+    cvt(unsafe {
+        libc::setsockopt(fd, level, name, &v as *const libc::c_int as *const libc::c_void, std::mem::size_of::<libc::c_int>() as _)
+    })
+    .map(|_| ())
+}
+
+/// `recvmsg` on a non-blocking datagram socket with TOS and timestamp ancillary data. Ok(None) = nothing
+/// to read.
+pub fn recv_meta(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<RecvMeta>> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    let mut cbuf = [0u64; 16]; // 128 bytes, 8-aligned: room for TOS and a timespec
+    // SAFETY: sockaddr_in is plain old data.
+    let mut from: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    // SAFETY: msghdr is plain old data; every pointer set below outlives the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = &mut from as *mut libc::sockaddr_in as *mut libc::c_void;
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as _;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&cbuf) as _;
+    // SAFETY: msg is fully initialised above.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::EINTR) {
+            return Ok(None);
+        }
+        return Err(e);
+    }
+    let mut meta = RecvMeta { len: n as usize, ..Default::default() };
+    if msg.msg_namelen as usize >= std::mem::size_of::<libc::sockaddr_in>() && from.sin_family == libc::AF_INET as u16 {
+        meta.from = Some(std::net::SocketAddrV4::new(
+            std::net::Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)),
+            u16::from_be(from.sin_port),
+        ));
+    }
+    // SAFETY: the CMSG_* macros walk the control buffer the kernel filled, within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            let (lvl, ty) = ((*c).cmsg_level, (*c).cmsg_type);
+            let data = libc::CMSG_DATA(c);
+            if lvl == libc::IPPROTO_IP && ty == libc::IP_TOS {
+                meta.tos = Some(*data);
+            } else if lvl == libc::SOL_SOCKET && ty == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(data as *const libc::timespec);
+                meta.kernel_ts = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok(Some(meta))
+}
+
+/// A CLOCK_MONOTONIC timerfd armed with absolute deadlines. Unlike a `ppoll` timeout, whose slack the
+/// kernel sets to 0.1 % of the timeout (20 µs for a 20 ms sleep), a timerfd's hrtimer fires with the
+/// thread's timer slack, 1 ns here.
+pub struct TimerFd {
+    fd: OwnedFd,
+    armed: Option<Nanos>,
+}
+
+impl TimerFd {
+    pub fn new() -> io::Result<TimerFd> {
+        // SAFETY: plain syscall.
+        let fd = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        // SAFETY: fd was just created and is owned here.
+        Ok(TimerFd { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed: None })
+    }
+
+    /// Arms the timer for the absolute CLOCK_MONOTONIC time `at` (ns); re-arming to the same time is free.
+    pub fn arm_at(&mut self, at: Nanos) -> io::Result<()> {
+        if self.armed == Some(at) {
+            return Ok(());
+        }
+        let at = at.max(1); // an all-zero it_value would disarm
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: (at / 1_000_000_000) as _, tv_nsec: (at % 1_000_000_000) as _ },
+        };
+        // SAFETY: valid itimerspec pointer; old value not requested.
+        cvt(unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
+        self.armed = Some(at);
+        Ok(())
+    }
+
+    /// Consumes an expiry (after the fd polled readable).
+    pub fn clear(&mut self) {
+        let mut v = 0u64;
+        // SAFETY: reads 8 bytes into a u64; EAGAIN is fine.
+        unsafe { libc::read(self.fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
+        self.armed = None;
+    }
+
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
