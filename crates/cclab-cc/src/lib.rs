@@ -13,6 +13,7 @@
 pub mod algorithms;
 pub mod aqm;
 pub mod cc;
+pub mod maxnet_wire;
 pub mod params;
 pub mod registry;
 pub mod rng;
