@@ -26,7 +26,7 @@ pub struct BuiltSender {
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack"];
+pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra"];
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
 pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
@@ -34,6 +34,11 @@ pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<Buil
         "newreno" => (Box::new(Reno::new("newreno", env.initial_cwnd, params)?), None),
         "reno" => (Box::new(Reno::new("reno", env.initial_cwnd, params)?), Some(Recovery::Reno)),
         "sack" => (Box::new(Reno::new("sack", env.initial_cwnd, params)?), Some(Recovery::Sack)),
+        "fast" => (Box::new(crate::algorithms::fast::Fast::new(env.initial_cwnd, env.packet_size, params)?), None),
+        "binomial" => (Box::new(crate::algorithms::binomial::Binomial::new("binomial", env.initial_cwnd, params)?), None),
+        "iiad" => (Box::new(crate::algorithms::binomial::Binomial::new("iiad", env.initial_cwnd, params)?), None),
+        "sqrt" => (Box::new(crate::algorithms::binomial::Binomial::new("sqrt", env.initial_cwnd, params)?), None),
+        "libra" => (Box::new(crate::algorithms::libra::Libra::new(env.initial_cwnd, env.packet_size.saturating_sub(env.mss), params)?), None),
         _ => {
             return Err(ParamError {
                 field: "cc".into(),

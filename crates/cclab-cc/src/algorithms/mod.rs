@@ -2,3 +2,6 @@
 //! DECISION taken where the source is ambiguous (see also `docs/algorithms/<name>.md`).
 
 pub mod reno;
+pub mod binomial;
+pub mod fast;
+pub mod libra;
