@@ -4,6 +4,8 @@
 //! Everything here works on a byte slice and returns an error instead of panicking on any input, so the
 //! emulator can be fuzzed with arbitrary bytes.
 
+use cclab_cc::maxnet_wire::{checksum_update_word, internet_checksum, ones_complement_sum, patch_field};
+
 use crate::wire;
 
 pub const PROTO_TCP: u8 = 6;
@@ -55,32 +57,6 @@ fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
 
-/// One's-complement sum of 16-bit big-endian words (an odd last byte is padded with zero).
-pub fn ones_sum(b: &[u8], mut acc: u32) -> u32 {
-    let mut chunks = b.chunks_exact(2);
-    for c in &mut chunks {
-        acc += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    if let [x] = chunks.remainder() {
-        acc += (*x as u32) << 8;
-    }
-    acc
-}
-
-/// Folds carries: the 16-bit one's-complement sum.
-pub fn fold(mut acc: u32) -> u16 {
-    while acc > 0xFFFF {
-        acc = (acc & 0xFFFF) + (acc >> 16);
-    }
-    acc as u16
-}
-
-/// RFC 1624 eq. 3: HC' = ~(~HC + ~m + m') for one 16-bit word changing from `old` to `new`.
-#[inline]
-pub fn csum_update(hc: u16, old: u16, new: u16) -> u16 {
-    !fold(!hc as u32 + !old as u32 + new as u32)
-}
-
 /// Checks an IPv4 packet and finds what the emulator needs. Never panics.
 pub fn inspect(b: &[u8]) -> Result<Info, IpError> {
     if b.is_empty() || b[0] >> 4 != 4 {
@@ -94,7 +70,7 @@ pub fn inspect(b: &[u8]) -> Result<Info, IpError> {
     if ihl < 20 || total < ihl || total != b.len() {
         return Err(IpError::Malformed);
     }
-    if fold(ones_sum(&b[..ihl], 0)) != 0xFFFF {
+    if ones_complement_sum(&b[..ihl]) != 0xFFFF {
         return Err(IpError::Malformed);
     }
     let proto = b[9];
@@ -164,27 +140,27 @@ pub fn set_ce(b: &mut [u8]) {
     let old = be16(b, 0);
     b[1] |= ECN_CE;
     let new = be16(b, 0);
-    let hc = csum_update(be16(b, 10), old, new);
+    let hc = checksum_update_word(be16(b, 10), old, new);
     b[10..12].copy_from_slice(&hc.to_be_bytes());
 }
 
 /// Writes the 24-bit router field of our header and fixes the UDP checksum incrementally (a zero UDP
-/// checksum means "none" and stays zero). `h` comes from [`inspect`] of this very packet.
+/// checksum means "none" and stays zero; a result of zero is sent as 0xFFFF, RFC 768). `h` comes from
+/// [`inspect`] of this very packet.
 pub fn set_router_field(b: &mut [u8], h: &OurHeader, v: u32) {
-    // The field is bytes 8..11 of our header; our header starts at an even offset (IHL·4 + 8), so the
-    // field spans the two 16-bit words at +8 and +10 (byte 11 is the reserved zero byte).
-    let w = h.offset + wire::field::ROUTER.start;
-    let (o1, o2) = (be16(b, w), be16(b, w + 2));
-    let v = v & wire::FIELD_MASK;
-    b[w..w + 3].copy_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
-    let (n1, n2) = (be16(b, w), be16(b, w + 2));
-    let hc = be16(b, h.udp_csum);
-    if hc != 0 {
-        let mut c = csum_update(csum_update(hc, o1, n1), o2, n2);
-        if c == 0 {
-            c = 0xFFFF; // RFC 768: a computed zero is sent as all ones
-        }
-        b[h.udp_csum..h.udp_csum + 2].copy_from_slice(&c.to_be_bytes());
+    let udp = h.udp_csum - 6;
+    let field_at = h.offset - udp + wire::field::ROUTER.start;
+    let seg = &mut b[udp..];
+    if be16(seg, 6) == 0 {
+        let v = v & wire::FIELD_MASK;
+        seg[field_at..field_at + 3].copy_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
+        return;
+    }
+    // The UDP segment starts 16-bit aligned in the checksummed data (the pseudo-header is 12 bytes), so
+    // the segment's own offsets give the word alignment `patch_field` needs. Offsets come from `inspect`
+    // of this packet: in range and clear of the checksum bytes, so it cannot fail.
+    if patch_field(seg, field_at, v, 6).is_ok() && be16(seg, 6) == 0 {
+        seg[6..8].copy_from_slice(&0xFFFFu16.to_be_bytes());
     }
 }
 
@@ -193,12 +169,14 @@ pub fn udp_checksum(ip: &[u8]) -> u16 {
     let ihl = (ip[0] & 0x0F) as usize * 4;
     let udp = &ip[ihl..];
     let ulen = be16(udp, 4) as usize;
-    let mut acc = ones_sum(&ip[12..20], 0);
-    acc += PROTO_UDP as u32 + ulen as u32;
-    // checksum field counted as zero
-    acc = ones_sum(&udp[..6], acc);
-    acc = ones_sum(&udp[8..ulen], acc);
-    let c = !fold(acc);
+    let mut pseudo = Vec::with_capacity(12 + ulen);
+    pseudo.extend_from_slice(&ip[12..20]);
+    pseudo.extend_from_slice(&[0, PROTO_UDP]);
+    pseudo.extend_from_slice(&(ulen as u16).to_be_bytes());
+    pseudo.extend_from_slice(&udp[..6]);
+    pseudo.extend_from_slice(&[0, 0]); // the checksum field counts as zero
+    pseudo.extend_from_slice(&udp[8..ulen]);
+    let c = internet_checksum(&pseudo);
     if c == 0 {
         0xFFFF
     } else {
@@ -218,7 +196,7 @@ pub fn build_udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, tos: u8, pa
     p[9] = PROTO_UDP;
     p[12..16].copy_from_slice(&src);
     p[16..20].copy_from_slice(&dst);
-    let hc = !fold(ones_sum(&p[..20], 0));
+    let hc = internet_checksum(&p[..20]);
     p[10..12].copy_from_slice(&hc.to_be_bytes());
     p[20..22].copy_from_slice(&sport.to_be_bytes());
     p[22..24].copy_from_slice(&dport.to_be_bytes());

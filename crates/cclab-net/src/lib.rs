@@ -6,13 +6,21 @@
 //! * [`ip`]: IPv4/UDP/TCP inspection and in-place rewrites with incremental checksums (RFC 1624).
 //! * [`emulator`]: the link emulator (sans-IO core + TUN event loop).
 //! * [`hosts`]: the dumbbell's two hosts (anonymous namespaces + TUN).
+//! * [`run`]: a whole run from a `RunSpec` (hosts, emulator, flows, sampling, JSON result).
+//! * [`tcp`]: Linux kernel TCP peers (TCP_CONGESTION per socket, TCP_INFO).
+//! * [`endpoint`]: our transport over UDP.
+//! * [`cleanup`]: removal of named leftovers.
 //! * [`sys`]: clock, timer slack, ppoll, anonymous network namespaces, TUN, interface ioctls.
 
 pub mod wire;
+pub mod cleanup;
 pub mod emulator;
+pub mod endpoint;
 pub mod hosts;
 pub mod ip;
+pub mod run;
 pub mod sys;
+pub mod tcp;
 
 /// The run specification, the simulator's own file (`crates/cclab-sim/src/spec.rs`) compiled here too:
 /// a sim run and a real run of one scenario start from the same resolved JSON spec. Included by path

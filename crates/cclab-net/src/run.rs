@@ -1,0 +1,490 @@
+//! A whole real run from a [`RunSpec`]: two hosts, the emulator between them, the flows (Linux kernel
+//! TCP for `cc = "kernel:<name>"`, our transport otherwise), sampling, and a JSON result shaped like the
+//! simulator's summary (docs/scenario.md) plus the time series.
+//!
+//! Topology: the dumbbell convention of `RunSpec` — link 0 forward (host A → B), link 1 reverse; every
+//! flow's path must be `[0]` and its ACK path `[1]`; per-flow `extra_delay_fwd/rev` become per-flow access
+//! delays in the emulator, keyed by the flow's port. Flow `i` listens on port `BASE_PORT + i` at host B.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{SocketAddr, SocketAddrV4, TcpListener};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use cclab_cc::rng;
+use cclab_cc::time::{from_secs, to_secs, Nanos};
+use serde::Serialize;
+
+use crate::emulator::{self, Dir, Emulator, LinkConfig, LoopStats};
+use crate::hosts::Dumbbell;
+use crate::spec::{RunSpec, StartSpec};
+use crate::sys::{self, Clock};
+use crate::tcp;
+
+pub const BASE_PORT: u16 = 40000;
+/// Highest link rate a run accepts: the measured limit of a 2-core machine (docs/real-datapath.md).
+pub const MAX_RATE_BPS: f64 = 200e6;
+
+/// A spec the real datapath cannot run, with the field at fault.
+#[derive(Debug)]
+pub enum RunError {
+    Spec(String),
+    Unavailable(String),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Spec(m) => write!(f, "{m}"),
+            RunError::Unavailable(m) => write!(f, "real datapath unavailable: {m}"),
+            RunError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<io::Error> for RunError {
+    fn from(e: io::Error) -> Self {
+        RunError::Io(e)
+    }
+}
+
+/// What flows report while running (written by flow threads, read by the sampler).
+#[derive(Default)]
+pub struct FlowProbe {
+    /// Application bytes delivered in order at the receiver.
+    pub delivered: AtomicU64,
+    /// Sender state (our transport): cwnd (f64 bits), smoothed and minimum RTT (ns), data packets and
+    /// bytes sent incl. retransmissions, retransmitted packets, RTO expiries.
+    pub cwnd_bits: AtomicU64,
+    pub srtt_ns: AtomicU64,
+    pub min_rtt_ns: AtomicU64,
+    pub sent_bytes: AtomicU64,
+    pub retransmits: AtomicU64,
+    pub timeouts: AtomicU64,
+    /// Datagrams the endpoints refused (malformed headers), both ends.
+    pub malformed: AtomicU64,
+    /// Kernel TCP: the connected sender socket, for TCP_INFO.
+    pub tcp: OnceLock<Arc<std::net::TcpStream>>,
+    /// Algorithm state (key, value) pairs from `CongestionControl::state`, refreshed by the sender.
+    pub state: std::sync::Mutex<Vec<(&'static str, f64)>>,
+}
+
+/// Per-flow time series (parallel arrays, one entry per sample).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSeries {
+    pub t: Vec<f64>,
+    pub delivered_bytes: Vec<u64>,
+    pub goodput_bps: Vec<f64>,
+    pub cwnd_pkts: Vec<f64>,
+    pub srtt: Vec<f64>,
+    pub sent_bytes: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub state: BTreeMap<String, Vec<f64>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowResult {
+    pub id: usize,
+    pub group: u32,
+    pub cc: String,
+    pub rtt: f64,
+    pub goodput_bps: f64,
+    pub throughput_bps: f64,
+    pub mean_cwnd_pkts: f64,
+    pub mean_rtt: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub malformed: u64,
+    pub series: FlowSeries,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LinkSeries {
+    pub t: Vec<f64>,
+    pub queue_pkts: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    pub departure_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub marks: Vec<u64>,
+    pub state: BTreeMap<String, Vec<f64>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkResult {
+    pub id: usize,
+    pub queue: String,
+    pub utilization: f64,
+    pub drops: u64,
+    pub marks: u64,
+    pub mean_queue_pkts: f64,
+    pub max_queue_pkts: u32,
+    pub counters: emulator::LinkCounters,
+    pub series: LinkSeries,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NetInfo {
+    pub wall_s: f64,
+    pub emulator: LoopStats,
+    pub ingress: emulator::IngressCounters,
+    pub interrupted: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub scenario: String,
+    pub seed: u64,
+    pub measure: [f64; 2],
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    pub jain: f64,
+    pub jain_by_cc: BTreeMap<String, f64>,
+    pub net: NetInfo,
+    pub warnings: Vec<String>,
+}
+
+/// How a flow is carried.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowKind {
+    Kernel(String),
+    Ours(String),
+}
+
+pub fn flow_kind(cc: &str) -> FlowKind {
+    match cc.strip_prefix("kernel:") {
+        Some(k) => FlowKind::Kernel(k.to_string()),
+        None => FlowKind::Ours(cc.to_string()),
+    }
+}
+
+/// Checks what the real datapath supports; the error names the field.
+pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
+    if spec.links.len() != 2 {
+        return Err(RunError::Spec(format!(
+            "links: the real datapath runs a dumbbell (link 0 forward, link 1 reverse), got {} links",
+            spec.links.len()
+        )));
+    }
+    for (i, l) in spec.links.iter().enumerate() {
+        if !(l.rate_bps > 0.0 && l.rate_bps <= MAX_RATE_BPS) {
+            return Err(RunError::Spec(format!(
+                "links[{i}].rate_bps: must be in (0, {MAX_RATE_BPS}] on the real datapath (2-core limit), got {}",
+                l.rate_bps
+            )));
+        }
+    }
+    if !spec.traffic.is_empty() {
+        return Err(RunError::Spec("traffic: cross traffic is not supported on the real datapath yet".into()));
+    }
+    if spec.flows.len() > 64 {
+        return Err(RunError::Spec("flows: at most 64 flows on the real datapath".into()));
+    }
+    for (i, f) in spec.flows.iter().enumerate() {
+        if f.path != [0] || f.ack_path != [1] {
+            return Err(RunError::Spec(format!("flows[{i}].path: must be [0] with ack_path [1] (dumbbell)")));
+        }
+        match flow_kind(&f.cc) {
+            FlowKind::Kernel(k) if !tcp::KERNEL_CCS.contains(&k.as_str()) => {
+                return Err(RunError::Spec(format!(
+                    "flows[{i}].cc: unknown kernel algorithm {k:?}; allowed: {}",
+                    tcp::KERNEL_CCS.iter().map(|k| format!("kernel:{k}")).collect::<Vec<_>>().join(", ")
+                )))
+            }
+            FlowKind::Kernel(_) => {}
+            FlowKind::Ours(name) => crate::endpoint::check_sender(&name, f).map_err(|e| RunError::Spec(format!("flows[{i}].{e}")))?,
+        }
+    }
+    Ok(())
+}
+
+fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let q: f64 = x.iter().map(|v| v * v).sum();
+    if q == 0.0 {
+        return 1.0;
+    }
+    s * s / (x.len() as f64 * q)
+}
+
+/// The index of the sample nearest to time `t` (seconds).
+fn nearest(ts: &[f64], t: f64) -> usize {
+    let mut best = 0;
+    for (i, x) in ts.iter().enumerate() {
+        if (x - t).abs() < (ts[best] - t).abs() {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Runs `spec` in real time. `interrupt` (set by a signal handler) ends the run early; the result then
+/// says `interrupted`. Everything created is gone when this returns, whatever happened (the namespaces
+/// are anonymous, see [`crate::hosts`]). `on_ready` is called once the hosts exist (with the namespace
+/// inode numbers), before any flow starts.
+pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2])) -> Result<RunResult, RunError> {
+    validate(spec)?;
+    if let Some(why) = sys::unavailable_reason() {
+        return Err(RunError::Unavailable(why));
+    }
+    let wall = Instant::now();
+    let hosts = Dumbbell::create()?;
+    on_ready([hosts.a.ns.inode(), hosts.b.ns.inode()]);
+    let packet_size = spec.flows.first().map_or(1500, |f| f.transport.packet_size);
+    let mut emu = Emulator::new(
+        LinkConfig::from_spec(&spec.links[0], packet_size),
+        LinkConfig::from_spec(&spec.links[1], packet_size),
+        spec.seed,
+    )
+    .map_err(|e| RunError::Spec(format!("links.queue_params: {e}")))?;
+    for (i, f) in spec.flows.iter().enumerate() {
+        emu.add_flow_delay(BASE_PORT + i as u16, from_secs(f.extra_delay_fwd), from_secs(f.extra_delay_rev));
+    }
+    let sample_every = from_secs(spec.sample_interval).max(1_000_000);
+    let clock = Clock::start();
+    let emu_run = emulator::spawn(emu, hosts.tuns(), clock, Some(sample_every));
+
+    let mut start_rng = rng::stream(spec.seed, 0x5354_4152);
+    let starts: Vec<Nanos> = spec
+        .flows
+        .iter()
+        .map(|f| match f.start {
+            StartSpec::At(t) => from_secs(t),
+            StartSpec::Uniform([lo, hi]) => from_secs(lo + (hi - lo) * rng::uniform(&mut start_rng)),
+        })
+        .collect();
+    let end = from_secs(spec.duration);
+    let probes: Vec<Arc<FlowProbe>> = spec.flows.iter().map(|_| Arc::new(FlowProbe::default())).collect();
+    let stop = AtomicBool::new(false);
+    let mut warnings = Vec::new();
+    let mut flow_series: Vec<FlowSeries> = vec![FlowSeries::default(); spec.flows.len()];
+
+    let thread_errors: Vec<String> = std::thread::scope(|s| -> Result<Vec<String>, RunError> {
+        let mut handles = Vec::new();
+        for (i, f) in spec.flows.iter().enumerate() {
+            let port = BASE_PORT + i as u16;
+            let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
+            let probe = probes[i].clone();
+            let (stop, hosts, clock, start) = (&stop, &hosts, clock, starts[i]);
+            let stop_at = f.stop.map(from_secs).unwrap_or(end).min(end);
+            match flow_kind(&f.cc) {
+                FlowKind::Kernel(cc) => {
+                    let listener = hosts.b.ns.run_in(|| TcpListener::bind(dst))??;
+                    let p2 = probe.clone();
+                    handles.push(s.spawn(move || tcp::sink(listener, stop, &p2.delivered)));
+                    let size = f.size;
+                    handles.push(s.spawn(move || -> io::Result<()> {
+                        hosts.a.ns.enter()?;
+                        sleep_until(&clock, start, stop);
+                        if stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        let stream = Arc::new(tcp::connect(dst, &cc)?);
+                        let _ = probe.tcp.set(stream.clone());
+                        let written = AtomicU64::new(0);
+                        let stop_flow = AtomicBool::new(false);
+                        std::thread::scope(|s2| {
+                            let w = s2.spawn(|| tcp::bulk_send((*stream).try_clone()?, size, &stop_flow, &written));
+                            while !stop.load(Ordering::Relaxed) && clock.now() < stop_at && !w.is_finished() {
+                                std::thread::sleep(std::time::Duration::from_millis(5));
+                            }
+                            stop_flow.store(true, Ordering::Relaxed);
+                            w.join().map_err(|_| io::Error::other("TCP sender panicked"))?
+                        })
+                    }));
+                }
+                FlowKind::Ours(name) => {
+                    let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port)?;
+                    let p2 = probe.clone();
+                    handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
+                    let tx = crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32)?;
+                    handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
+                }
+            }
+        }
+        // The sampler: this thread, every sample interval, until the end or an interrupt.
+        let mut k: u64 = 0;
+        loop {
+            let due = k * sample_every;
+            if due > end {
+                break;
+            }
+            sleep_until(&clock, due, interrupt);
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            let t = to_secs(clock.now());
+            for (i, p) in probes.iter().enumerate() {
+                sample_flow(&mut flow_series[i], t, p);
+            }
+            k += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mut errs = Vec::new();
+        for (i, h) in handles.into_iter().enumerate() {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => errs.push(format!("flow thread {i}: {e}")),
+                Err(_) => errs.push(format!("flow thread {i} panicked")),
+            }
+        }
+        Ok(errs)
+    })?;
+    let fin = emu_run.stop()?;
+    drop(hosts);
+    warnings.extend(thread_errors);
+
+    // Summary over the measure window, from the samples nearest to its edges.
+    let [m0, m1] = spec.measure;
+    let mut flows = Vec::new();
+    for (i, (f, ser)) in spec.flows.iter().zip(flow_series).enumerate() {
+        let p = &probes[i];
+        let (goodput, throughput, mean_cwnd, mean_rtt) = if ser.t.len() >= 2 {
+            let (a, b) = (nearest(&ser.t, m0), nearest(&ser.t, m1));
+            let span = (ser.t[b] - ser.t[a]).max(1e-9);
+            let inwin: Vec<usize> = (a..=b).collect();
+            let mean = |v: &[f64]| {
+                let xs: Vec<f64> = inwin.iter().map(|&j| v[j]).filter(|x| x.is_finite() && *x > 0.0).collect();
+                if xs.is_empty() {
+                    0.0
+                } else {
+                    xs.iter().sum::<f64>() / xs.len() as f64
+                }
+            };
+            (
+                (ser.delivered_bytes[b] - ser.delivered_bytes[a]) as f64 * 8.0 / span,
+                (ser.sent_bytes[b].saturating_sub(ser.sent_bytes[a])) as f64 * 8.0 / span,
+                mean(&ser.cwnd_pkts),
+                mean(&ser.srtt),
+            )
+        } else {
+            (0.0, 0.0, 0.0, 0.0)
+        };
+        flows.push(FlowResult {
+            id: i,
+            group: f.group,
+            cc: f.cc.clone(),
+            rtt: f.rtt,
+            goodput_bps: goodput,
+            throughput_bps: throughput,
+            mean_cwnd_pkts: mean_cwnd,
+            mean_rtt,
+            retransmits: ser.retransmits.last().copied().unwrap_or(0),
+            timeouts: p.timeouts.load(Ordering::Relaxed),
+            malformed: p.malformed.load(Ordering::Relaxed),
+            series: ser,
+        });
+    }
+    let mut links = Vec::new();
+    for (d, dir) in [Dir::Fwd, Dir::Rev].into_iter().enumerate() {
+        let mut ls = LinkSeries::default();
+        for smp in &fin.samples {
+            let sn = &smp.links[d];
+            ls.t.push(to_secs(smp.t));
+            ls.queue_pkts.push(sn.queue_pkts);
+            ls.queue_bytes.push(sn.queue_bytes);
+            ls.departure_bytes.push(sn.counters.departure_bytes);
+            ls.drops.push(sn.counters.queue_drops + sn.counters.random_drops);
+            ls.marks.push(sn.counters.marks);
+            for (k, v) in &sn.state {
+                ls.state.entry(k.to_string()).or_default().push(*v);
+            }
+        }
+        let (util, mean_q, max_q, drops, marks) = if ls.t.len() >= 2 {
+            let (a, b) = (nearest(&ls.t, m0), nearest(&ls.t, m1));
+            let span = (ls.t[b] - ls.t[a]).max(1e-9);
+            let bits = (ls.departure_bytes[b] - ls.departure_bytes[a]) as f64 * 8.0;
+            let q = &ls.queue_pkts[a..=b];
+            (
+                bits / span / spec.links[d].rate_bps,
+                q.iter().map(|&x| x as f64).sum::<f64>() / q.len() as f64,
+                q.iter().copied().max().unwrap_or(0),
+                ls.drops[b] - ls.drops[a],
+                ls.marks[b] - ls.marks[a],
+            )
+        } else {
+            (0.0, 0.0, 0, 0, 0)
+        };
+        links.push(LinkResult {
+            id: d,
+            queue: fin.emulator.queue_name(dir).to_string(),
+            utilization: util,
+            drops,
+            marks,
+            mean_queue_pkts: mean_q,
+            max_queue_pkts: max_q,
+            counters: fin.emulator.counters(dir),
+            series: ls,
+        });
+    }
+    let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+    let mut by_cc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for f in &flows {
+        by_cc.entry(f.cc.clone()).or_default().push(f.goodput_bps);
+    }
+    Ok(RunResult {
+        scenario: spec.name.clone(),
+        seed: spec.seed,
+        measure: spec.measure,
+        jain: jain(&goodputs),
+        jain_by_cc: by_cc.into_iter().map(|(k, v)| (k, jain(&v))).collect(),
+        flows,
+        links,
+        net: NetInfo {
+            wall_s: wall.elapsed().as_secs_f64(),
+            emulator: fin.stats,
+            ingress: fin.emulator.ingress,
+            interrupted: interrupt.load(Ordering::Relaxed),
+        },
+        warnings,
+    })
+}
+
+fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
+    let delivered = p.delivered.load(Ordering::Relaxed);
+    let gp = match (ser.t.last(), ser.delivered_bytes.last()) {
+        (Some(&t0), Some(&d0)) if t > t0 => (delivered - d0) as f64 * 8.0 / (t - t0),
+        _ => 0.0,
+    };
+    ser.t.push(t);
+    ser.delivered_bytes.push(delivered);
+    ser.goodput_bps.push(gp);
+    if let Some(s) = p.tcp.get() {
+        let ti = tcp::tcp_info(s.as_raw_fd()).unwrap_or_default();
+        ser.cwnd_pkts.push(ti.cwnd_pkts as f64);
+        ser.srtt.push(ti.srtt_ns as f64 * 1e-9);
+        // Kernel TCP: bytes acked stands in for bytes sent (the kernel exports no byte count of
+        // retransmissions; `retransmits` counts them in packets).
+        ser.sent_bytes.push(ti.bytes_acked);
+        ser.retransmits.push(ti.total_retrans as u64);
+    } else {
+        ser.cwnd_pkts.push(f64::from_bits(p.cwnd_bits.load(Ordering::Relaxed)));
+        ser.srtt.push(p.srtt_ns.load(Ordering::Relaxed) as f64 * 1e-9);
+        ser.sent_bytes.push(p.sent_bytes.load(Ordering::Relaxed));
+        ser.retransmits.push(p.retransmits.load(Ordering::Relaxed));
+        let n = ser.t.len();
+        if let Ok(st) = p.state.lock() {
+            for (k, v) in st.iter() {
+                let col = ser.state.entry(k.to_string()).or_default();
+                col.resize(n - 1, f64::NAN);
+                col.push(*v);
+            }
+        }
+    }
+}
+
+/// Sleeps until run time `t` (or until `stop`), in slices of at most 50 ms.
+pub fn sleep_until(clock: &Clock, t: Nanos, stop: &AtomicBool) {
+    loop {
+        let now = clock.now();
+        if now >= t || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_nanos((t - now).min(50_000_000)));
+    }
+}
