@@ -26,7 +26,7 @@ pub struct BuiltSender {
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra"];
+pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet"];
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
 pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
@@ -39,6 +39,7 @@ pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<Buil
         "iiad" => (Box::new(crate::algorithms::binomial::Binomial::new("iiad", env.initial_cwnd, params)?), None),
         "sqrt" => (Box::new(crate::algorithms::binomial::Binomial::new("sqrt", env.initial_cwnd, params)?), None),
         "libra" => (Box::new(crate::algorithms::libra::Libra::new(env.initial_cwnd, env.packet_size.saturating_sub(env.mss), params)?), None),
+        "maxnet" => (Box::new(crate::algorithms::maxnet::MaxNet::new(env.initial_cwnd, env.packet_size, params)?), None),
         _ => {
             return Err(ParamError {
                 field: "cc".into(),
@@ -59,13 +60,17 @@ pub struct LinkEnv {
 }
 
 /// Every queue name accepted in a link's `queue` field.
-pub const QUEUE_NAMES: &[&str] = &["droptail"];
+pub const QUEUE_NAMES: &[&str] = &["droptail", "maxnet"];
 
 pub fn build_queue(kind: &str, params: &Params, env: &LinkEnv) -> Result<Box<dyn QueueDiscipline>, ParamError> {
     match kind {
         "droptail" => {
             crate::params::ParamReader::new("droptail", params).finish()?;
             Ok(Box::new(DropTail::new(env.limit)))
+        }
+        "maxnet" => {
+            let cfg = crate::aqm::maxnet::MaxNetRouterConfig::from_params(env.rate_bps, params)?;
+            Ok(Box::new(crate::aqm::maxnet::MaxNetRouter::new(cfg, env.limit)))
         }
         _ => Err(ParamError {
             field: "queue".into(),

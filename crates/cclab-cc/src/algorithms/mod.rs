@@ -5,3 +5,4 @@ pub mod reno;
 pub mod binomial;
 pub mod fast;
 pub mod libra;
+pub mod maxnet;
