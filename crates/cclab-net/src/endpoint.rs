@@ -1,35 +1,202 @@
-//! Our UDP transport endpoint: drives `cclab_transport::{Sender, Receiver}` with the OS monotonic clock
-//! and non-blocking UDP sockets, encoding segments with [`crate::wire`].
+//! Our UDP transport endpoint: event loops that drive a sans-IO sender or receiver with the OS monotonic
+//! clock and non-blocking UDP sockets, encoding segments with [`crate::wire`].
 //!
-//! Status: the transport's `Sender`/`Receiver` state machines are not in `cclab-transport` yet (only
-//! the segment and config types are). Until they are, flows of our algorithms are validated (name and
-//! parameters, through `cclab_cc::registry::build_sender`) but refused at run time with
-//! [`EndpointError::TransportMissing`]; kernel TCP flows run.
+//! The loops are written against two small traits, [`SenderMachine`] and [`ReceiverMachine`], which
+//! name exactly the driver contract of `cclab-transport` (`handle_*` in, `poll_*` out, see its lib.rs).
+//! Pacing comes from the machine's `poll_timeout`: the loop sleeps in `ppoll` on the socket and a
+//! timerfd armed for that absolute time (timer slack 1 ns), so a paced sender wakes within a few µs.
+//!
+//! Status: `cclab_transport::{Sender, Receiver}` are not in the tree yet (only their segment and config
+//! types are). The socket loops, wire coding, ECN and malformed-datagram handling are complete and
+//! tested with a test machine; flows of our algorithms are validated (name and parameters through
+//! `cclab_cc::registry::build_sender`) but refused at run time with [`TRANSPORT_MISSING`] until the two
+//! trait impls for the transport's types are added (a few lines each: every trait method is one of
+//! theirs).
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cclab_cc::registry::{build_sender, SenderEnv};
+use cclab_cc::time::{Nanos, NS_PER_MS};
+use cclab_transport::{AckSegment, DataSegment};
 
 use crate::hosts::Dumbbell;
+use crate::run::FlowProbe;
 use crate::spec::FlowSpec;
+use crate::sys::{self, Clock, TimerFd};
+use crate::wire::{Body, Repr};
 
 /// Our header on the wire: IPv4 (20) + UDP (8) + cclab data header (32). A flow's payload per packet is
 /// `packet_size − WIRE_OVERHEAD`, so its IP packets are exactly `packet_size` bytes, as the simulator
 /// counts them.
 pub const WIRE_OVERHEAD: u32 = 20 + 8 + crate::wire::DATA_HEADER_LEN as u32;
 
-#[derive(Debug)]
-pub enum EndpointError {
-    TransportMissing,
+pub const TRANSPORT_MISSING: &str =
+    "cclab_transport::Sender/Receiver are not available in this build; only kernel:<cc> flows can run";
+
+/// The sender side of the transport's driver contract.
+pub trait SenderMachine {
+    fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment>;
+    fn poll_timeout(&self) -> Option<Nanos>;
+    fn handle_timeout(&mut self, now: Nanos);
+    fn handle_ack(&mut self, now: Nanos, ack: &AckSegment);
+    /// Publishes cwnd, RTT, counters and algorithm state for the sampler.
+    fn publish(&self, probe: &FlowProbe);
 }
 
-impl std::fmt::Display for EndpointError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EndpointError::TransportMissing => f.write_str(
-                "cclab_transport::Sender/Receiver are not available in this build; only kernel:<cc> flows can run",
-            ),
+/// The receiver side of the transport's driver contract.
+pub trait ReceiverMachine {
+    fn handle_data(&mut self, now: Nanos, seg: &DataSegment);
+    fn poll_ack(&mut self, now: Nanos) -> Option<AckSegment>;
+    fn poll_timeout(&self) -> Option<Nanos>;
+    fn handle_timeout(&mut self, now: Nanos);
+    fn delivered_bytes(&self) -> u64;
+}
+
+/// Longest sleep between checks of the stop flag.
+const MAX_SLEEP: Nanos = 20 * NS_PER_MS;
+
+fn would_block(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
+/// Runs a sender on a connected, non-blocking UDP socket until `stop_at` or `stop`. Datagrams that are
+/// not a valid ACK of `flow_id` are counted in `probe.malformed` and dropped.
+pub fn run_sender<S: SenderMachine>(
+    m: &mut S,
+    sock: &UdpSocket,
+    flow_id: u32,
+    clock: &Clock,
+    stop_at: Nanos,
+    stop: &AtomicBool,
+    probe: &FlowProbe,
+) -> io::Result<()> {
+    sys::set_timer_slack_1ns();
+    let fd = sock.as_raw_fd();
+    let mut timer = TimerFd::new()?;
+    let mut rbuf = vec![0u8; 2048];
+    let mut tx: Vec<u8> = Vec::with_capacity(2048);
+    // A datagram the socket refused (send buffer full): retried when the socket is writable.
+    let mut pending = false;
+    loop {
+        let now = clock.now();
+        if stop.load(Ordering::Relaxed) || now >= stop_at {
+            return Ok(());
+        }
+        while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
+            match Repr::parse_bytes(&rbuf[..meta.len]) {
+                Ok(Repr { flow_id: f, body: Body::Ack(a) }) if f == flow_id => m.handle_ack(clock.now(), &a),
+                _ => {
+                    probe.malformed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        let now = clock.now();
+        if m.poll_timeout().is_some_and(|t| t <= now) {
+            m.handle_timeout(now);
+        }
+        loop {
+            if !pending {
+                let Some(seg) = m.poll_transmit(now) else { break };
+                let r = Repr { flow_id, body: Body::Data(seg) };
+                tx.resize(r.buffer_len(), 0);
+                r.emit(&mut crate::wire::Packet::new_unchecked(&mut tx[..]));
+            }
+            match sock.send(&tx) {
+                Ok(_) => {
+                    pending = false;
+                    probe.sent_bytes.fetch_add(tx.len() as u64 + 28, Ordering::Relaxed);
+                }
+                Err(e) if would_block(&e) => {
+                    pending = true;
+                    break;
+                }
+                // The receiver's port is not there yet (ICMP port unreachable from an early packet):
+                // the transport retransmits what is lost, as for any other loss.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => pending = false,
+                Err(e) => return Err(e),
+            }
+        }
+        m.publish(probe);
+        let mut wake = (now + MAX_SLEEP).min(stop_at);
+        if let Some(t) = m.poll_timeout() {
+            wake = wake.min(t);
+        }
+        let events = libc::POLLIN | if pending { libc::POLLOUT } else { 0 };
+        let mut fds = [sys::pollfd(fd, events), sys::pollfd(timer.raw(), libc::POLLIN)];
+        if wake > clock.now() {
+            timer.arm_at(clock.to_monotonic(wake))?;
+            sys::ppoll(&mut fds, None)?;
+            if fds[1].revents & libc::POLLIN != 0 {
+                timer.clear();
+            }
+        }
+    }
+}
+
+/// Runs a receiver on a bound, non-blocking UDP socket (IP_RECVTOS on) until `stop`. ACKs go to the
+/// address the data came from. A CE codepoint in the IP header sets the segment's `ce`.
+pub fn run_receiver<R: ReceiverMachine>(
+    m: &mut R,
+    sock: &UdpSocket,
+    flow_id: u32,
+    clock: &Clock,
+    stop: &AtomicBool,
+    probe: &FlowProbe,
+) -> io::Result<()> {
+    sys::set_timer_slack_1ns();
+    let fd = sock.as_raw_fd();
+    let mut timer = TimerFd::new()?;
+    let mut rbuf = vec![0u8; 2048];
+    let mut tx = Vec::with_capacity(crate::wire::ACK_MAX_LEN);
+    let mut peer: Option<SocketAddrV4> = None;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
+            let now = clock.now();
+            match Repr::parse_bytes(&rbuf[..meta.len]) {
+                Ok(Repr { flow_id: f, body: Body::Data(mut d) }) if f == flow_id => {
+                    d.ce |= meta.tos.is_some_and(|t| t & crate::ip::ECN_MASK == crate::ip::ECN_CE);
+                    peer = meta.from.or(peer);
+                    m.handle_data(now, &d);
+                }
+                _ => {
+                    probe.malformed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        let now = clock.now();
+        if m.poll_timeout().is_some_and(|t| t <= now) {
+            m.handle_timeout(now);
+        }
+        while let Some(a) = m.poll_ack(now) {
+            let Some(to) = peer else { break };
+            let r = Repr { flow_id, body: Body::Ack(a) };
+            tx.resize(r.buffer_len(), 0);
+            r.emit(&mut crate::wire::Packet::new_unchecked(&mut tx[..]));
+            match sock.send_to(&tx, to) {
+                Ok(_) => {}
+                // An ACK the socket cannot take now is an ACK lost: later ACKs are cumulative.
+                Err(e) if would_block(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        probe.delivered.store(m.delivered_bytes(), Ordering::Relaxed);
+        let mut wake = now + MAX_SLEEP;
+        if let Some(t) = m.poll_timeout() {
+            wake = wake.min(t);
+        }
+        let mut fds = [sys::pollfd(fd, libc::POLLIN), sys::pollfd(timer.raw(), libc::POLLIN)];
+        if wake > clock.now() {
+            timer.arm_at(clock.to_monotonic(wake))?;
+            sys::ppoll(&mut fds, None)?;
+            if fds[1].revents & libc::POLLIN != 0 {
+                timer.clear();
+            }
         }
     }
 }
@@ -44,38 +211,67 @@ pub fn check_sender(name: &str, f: &FlowSpec) -> Result<(), String> {
             f.transport.packet_size
         ));
     }
-    let env = SenderEnv {
+    build_sender(name, &f.params, &sender_env(f)).map(|_| ()).map_err(|e| e.to_string())
+}
+
+fn sender_env(f: &FlowSpec) -> SenderEnv {
+    SenderEnv {
         mss: f.transport.packet_size - WIRE_OVERHEAD,
         packet_size: f.transport.packet_size,
         initial_cwnd: f.transport.initial_cwnd,
-    };
-    build_sender(name, &f.params, &env).map(|_| ()).map_err(|e| e.to_string())
+    }
 }
 
-pub struct ReceiverSetup;
-pub struct SenderSetup;
+/// Socket options both ends use: large buffers (a window of a 200 Mbit/s × 200 ms path fits), so the
+/// socket is never the bottleneck the emulator is meant to be.
+fn tune(sock: &UdpSocket) -> io::Result<()> {
+    let fd = sock.as_raw_fd();
+    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 8 << 20)?;
+    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)?;
+    sock.set_nonblocking(true)
+}
+
+/// A receiver's socket, bound in host B before the run starts.
+pub struct ReceiverSetup {
+    pub sock: UdpSocket,
+    pub flow_id: u32,
+}
 
 impl ReceiverSetup {
-    pub fn bind(_hosts: &Dumbbell, _f: &FlowSpec, _port: u16) -> io::Result<ReceiverSetup> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, EndpointError::TransportMissing.to_string()))
+    pub fn bind(hosts: &Dumbbell, _f: &FlowSpec, port: u16, flow_id: u32) -> io::Result<ReceiverSetup> {
+        let sock = hosts.b.ns.run_in(|| UdpSocket::bind((hosts.b.addr, port)))??;
+        tune(&sock)?;
+        sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
+        Ok(ReceiverSetup { sock, flow_id })
     }
-    pub fn run(self, _clock: &crate::sys::Clock, _stop: &std::sync::atomic::AtomicBool, _p: &crate::run::FlowProbe) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, EndpointError::TransportMissing.to_string()))
+
+    /// Runs the transport's receiver for this flow.
+    pub fn run(self, _clock: &Clock, _stop: &AtomicBool, _p: &FlowProbe) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, TRANSPORT_MISSING))
     }
+}
+
+/// A sender's socket, bound in host A and connected to its receiver.
+pub struct SenderSetup {
+    pub sock: UdpSocket,
+    pub flow_id: u32,
+    pub cc: String,
 }
 
 impl SenderSetup {
-    pub fn bind(_hosts: &Dumbbell, _f: &FlowSpec, _cc: &str, _dst: SocketAddr, _flow_id: u32) -> io::Result<SenderSetup> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, EndpointError::TransportMissing.to_string()))
+    pub fn bind(hosts: &Dumbbell, f: &FlowSpec, cc: &str, dst: SocketAddr, flow_id: u32) -> io::Result<SenderSetup> {
+        let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
+        tune(&sock)?;
+        sock.connect(dst)?;
+        if f.transport.ecn {
+            // ECT(0) on every datagram: the emulator's marking disciplines may then set CE.
+            sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, 0b10)?;
+        }
+        Ok(SenderSetup { sock, flow_id, cc: cc.to_string() })
     }
-    pub fn run(
-        self,
-        _clock: &crate::sys::Clock,
-        _start: cclab_cc::time::Nanos,
-        _stop_at: cclab_cc::time::Nanos,
-        _stop: &std::sync::atomic::AtomicBool,
-        _p: &crate::run::FlowProbe,
-    ) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, EndpointError::TransportMissing.to_string()))
+
+    /// Runs the transport's sender for this flow from `start` to `stop_at`.
+    pub fn run(self, _clock: &Clock, _start: Nanos, _stop_at: Nanos, _stop: &AtomicBool, _p: &FlowProbe) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, TRANSPORT_MISSING))
     }
 }

@@ -229,6 +229,9 @@ fn nearest(ts: &[f64], t: f64) -> usize {
 /// inode numbers), before any flow starts.
 pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2])) -> Result<RunResult, RunError> {
     validate(spec)?;
+    if spec.flows.iter().any(|f| matches!(flow_kind(&f.cc), FlowKind::Ours(_))) {
+        return Err(RunError::Unavailable(crate::endpoint::TRANSPORT_MISSING.into()));
+    }
     if let Some(why) = sys::unavailable_reason() {
         return Err(RunError::Unavailable(why));
     }
@@ -299,7 +302,7 @@ pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2
                     }));
                 }
                 FlowKind::Ours(name) => {
-                    let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port)?;
+                    let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port, i as u32)?;
                     let p2 = probe.clone();
                     handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
                     let tx = crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32)?;
