@@ -67,8 +67,8 @@ pub const QS_EMPTY: u32 = QS_FLAG;
 /// ≤ 0 and NaN give 0.
 #[inline]
 pub fn encode_value(v: f64) -> u32 {
-    // `as u32` saturates and maps NaN to 0, but do it explicitly: the 23-bit limit is not u32's.
-    if !(v > 0.0) {
+    // NaN and non-positive values encode as 0 (the 23-bit saturation is not u32's, so no bare `as`).
+    if v.is_nan() || v <= 0.0 {
         return 0;
     }
     let scaled = (v * (1u32 << FRAC_BITS) as f64).round();
@@ -218,7 +218,7 @@ impl std::error::Error for PatchError {}
 /// caller keeps it. The caller must not let the field overlap the checksum bytes if they live in `data`
 /// (use [`patch_field`] for that case).
 pub fn patch_u24(data: &mut [u8], offset: usize, field: u32, checksum: u16) -> Result<u16, PatchError> {
-    if offset.checked_add(3).map_or(true, |end| end > data.len()) {
+    if offset.checked_add(3).is_none_or(|end| end > data.len()) {
         return Err(PatchError::FieldOutOfRange);
     }
     let first_word = offset / 2;
@@ -244,8 +244,8 @@ pub fn patch_u24(data: &mut [u8], offset: usize, field: u32, checksum: u16) -> R
 /// Like [`patch_u24`], for a packet that stores its checksum inside the checksummed region at the even
 /// byte offset `checksum_offset` (as TCP and UDP do): reads it, patches the field, writes it back.
 pub fn patch_field(data: &mut [u8], offset: usize, field: u32, checksum_offset: usize) -> Result<(), PatchError> {
-    if checksum_offset % 2 != 0
-        || checksum_offset.checked_add(2).map_or(true, |e| e > data.len())
+    if !checksum_offset.is_multiple_of(2)
+        || checksum_offset.checked_add(2).is_none_or(|e| e > data.len())
         || (checksum_offset < offset + 3 && offset < checksum_offset + 2)
     {
         return Err(PatchError::BadChecksumOffset);
