@@ -34,11 +34,15 @@ pub fn cleanup() -> io::Result<Vec<String>> {
                 continue;
             }
             // `ip` is the portable way to delete any link type (a persistent TUN, a veth, …).
-            let st = std::process::Command::new("ip").args(["link", "delete", &name]).status()?;
+            let st = std::process::Command::new("ip")
+                .args(["link", "delete", &name])
+                .status()?;
             if st.success() {
                 removed.push(format!("device {name}"));
             } else {
-                return Err(io::Error::other(format!("ip link delete {name} failed: {st}")));
+                return Err(io::Error::other(format!(
+                    "ip link delete {name} failed: {st}"
+                )));
             }
         }
     }

@@ -87,7 +87,10 @@ pub fn run_sender<S: SenderMachine>(
         }
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
             match Repr::parse_bytes(&rbuf[..meta.len]) {
-                Ok(Repr { flow_id: f, body: Body::Ack(a) }) if f == flow_id => m.handle_ack(clock.now(), &a),
+                Ok(Repr {
+                    flow_id: f,
+                    body: Body::Ack(a),
+                }) if f == flow_id => m.handle_ack(clock.now(), &a),
                 _ => {
                     probe.malformed.fetch_add(1, Ordering::Relaxed);
                 }
@@ -99,15 +102,22 @@ pub fn run_sender<S: SenderMachine>(
         }
         loop {
             if !pending {
-                let Some(seg) = m.poll_transmit(now) else { break };
-                let r = Repr { flow_id, body: Body::Data(seg) };
+                let Some(seg) = m.poll_transmit(now) else {
+                    break;
+                };
+                let r = Repr {
+                    flow_id,
+                    body: Body::Data(seg),
+                };
                 tx.resize(r.buffer_len(), 0);
                 r.emit(&mut crate::wire::Packet::new_unchecked(&mut tx[..]));
             }
             match sock.send(&tx) {
                 Ok(_) => {
                     pending = false;
-                    probe.sent_bytes.fetch_add(tx.len() as u64 + 28, Ordering::Relaxed);
+                    probe
+                        .sent_bytes
+                        .fetch_add(tx.len() as u64 + 28, Ordering::Relaxed);
                 }
                 Err(e) if would_block(&e) => {
                     pending = true;
@@ -125,7 +135,10 @@ pub fn run_sender<S: SenderMachine>(
             wake = wake.min(t);
         }
         let events = libc::POLLIN | if pending { libc::POLLOUT } else { 0 };
-        let mut fds = [sys::pollfd(fd, events), sys::pollfd(timer.raw(), libc::POLLIN)];
+        let mut fds = [
+            sys::pollfd(fd, events),
+            sys::pollfd(timer.raw(), libc::POLLIN),
+        ];
         if wake > clock.now() {
             timer.arm_at(clock.to_monotonic(wake))?;
             sys::ppoll(&mut fds, None)?;
@@ -159,8 +172,13 @@ pub fn run_receiver<R: ReceiverMachine>(
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
             let now = clock.now();
             match Repr::parse_bytes(&rbuf[..meta.len]) {
-                Ok(Repr { flow_id: f, body: Body::Data(mut d) }) if f == flow_id => {
-                    d.ce |= meta.tos.is_some_and(|t| t & crate::ip::ECN_MASK == crate::ip::ECN_CE);
+                Ok(Repr {
+                    flow_id: f,
+                    body: Body::Data(mut d),
+                }) if f == flow_id => {
+                    d.ce |= meta
+                        .tos
+                        .is_some_and(|t| t & crate::ip::ECN_MASK == crate::ip::ECN_CE);
                     peer = meta.from.or(peer);
                     m.handle_data(now, &d);
                 }
@@ -175,7 +193,10 @@ pub fn run_receiver<R: ReceiverMachine>(
         }
         while let Some(a) = m.poll_ack(now) {
             let Some(to) = peer else { break };
-            let r = Repr { flow_id, body: Body::Ack(a) };
+            let r = Repr {
+                flow_id,
+                body: Body::Ack(a),
+            };
             tx.resize(r.buffer_len(), 0);
             r.emit(&mut crate::wire::Packet::new_unchecked(&mut tx[..]));
             match sock.send_to(&tx, to) {
@@ -185,12 +206,17 @@ pub fn run_receiver<R: ReceiverMachine>(
                 Err(e) => return Err(e),
             }
         }
-        probe.delivered.store(m.delivered_bytes(), Ordering::Relaxed);
+        probe
+            .delivered
+            .store(m.delivered_bytes(), Ordering::Relaxed);
         let mut wake = now + MAX_SLEEP;
         if let Some(t) = m.poll_timeout() {
             wake = wake.min(t);
         }
-        let mut fds = [sys::pollfd(fd, libc::POLLIN), sys::pollfd(timer.raw(), libc::POLLIN)];
+        let mut fds = [
+            sys::pollfd(fd, libc::POLLIN),
+            sys::pollfd(timer.raw(), libc::POLLIN),
+        ];
         if wake > clock.now() {
             timer.arm_at(clock.to_monotonic(wake))?;
             sys::ppoll(&mut fds, None)?;
@@ -204,14 +230,18 @@ pub fn run_receiver<R: ReceiverMachine>(
 /// Validates a flow of our transport: known algorithm, valid parameters, a packet size that fits our
 /// header. The error text starts with the field name (`cc`, `params.<name>`, `transport.packet_size`).
 pub fn check_sender(name: &str, f: &FlowSpec) -> Result<(), String> {
-    if f.transport.packet_size <= WIRE_OVERHEAD || f.transport.packet_size > crate::hosts::MTU as u32 {
+    if f.transport.packet_size <= WIRE_OVERHEAD
+        || f.transport.packet_size > crate::hosts::MTU as u32
+    {
         return Err(format!(
             "transport.packet_size: must be in ({WIRE_OVERHEAD}, {}] on the real datapath, got {}",
             crate::hosts::MTU,
             f.transport.packet_size
         ));
     }
-    build_sender(name, &f.params, &sender_env(f)).map(|_| ()).map_err(|e| e.to_string())
+    build_sender(name, &f.params, &sender_env(f))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn sender_env(f: &FlowSpec) -> SenderEnv {
@@ -238,8 +268,16 @@ pub struct ReceiverSetup {
 }
 
 impl ReceiverSetup {
-    pub fn bind(hosts: &Dumbbell, _f: &FlowSpec, port: u16, flow_id: u32) -> io::Result<ReceiverSetup> {
-        let sock = hosts.b.ns.run_in(|| UdpSocket::bind((hosts.b.addr, port)))??;
+    pub fn bind(
+        hosts: &Dumbbell,
+        _f: &FlowSpec,
+        port: u16,
+        flow_id: u32,
+    ) -> io::Result<ReceiverSetup> {
+        let sock = hosts
+            .b
+            .ns
+            .run_in(|| UdpSocket::bind((hosts.b.addr, port)))??;
         tune(&sock)?;
         sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
         Ok(ReceiverSetup { sock, flow_id })
@@ -247,7 +285,10 @@ impl ReceiverSetup {
 
     /// Runs the transport's receiver for this flow.
     pub fn run(self, _clock: &Clock, _stop: &AtomicBool, _p: &FlowProbe) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, TRANSPORT_MISSING))
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            TRANSPORT_MISSING,
+        ))
     }
 }
 
@@ -259,7 +300,13 @@ pub struct SenderSetup {
 }
 
 impl SenderSetup {
-    pub fn bind(hosts: &Dumbbell, f: &FlowSpec, cc: &str, dst: SocketAddr, flow_id: u32) -> io::Result<SenderSetup> {
+    pub fn bind(
+        hosts: &Dumbbell,
+        f: &FlowSpec,
+        cc: &str,
+        dst: SocketAddr,
+        flow_id: u32,
+    ) -> io::Result<SenderSetup> {
         let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
         tune(&sock)?;
         sock.connect(dst)?;
@@ -267,11 +314,25 @@ impl SenderSetup {
             // ECT(0) on every datagram: the emulator's marking disciplines may then set CE.
             sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, 0b10)?;
         }
-        Ok(SenderSetup { sock, flow_id, cc: cc.to_string() })
+        Ok(SenderSetup {
+            sock,
+            flow_id,
+            cc: cc.to_string(),
+        })
     }
 
     /// Runs the transport's sender for this flow from `start` to `stop_at`.
-    pub fn run(self, _clock: &Clock, _start: Nanos, _stop_at: Nanos, _stop: &AtomicBool, _p: &FlowProbe) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, TRANSPORT_MISSING))
+    pub fn run(
+        self,
+        _clock: &Clock,
+        _start: Nanos,
+        _stop_at: Nanos,
+        _stop: &AtomicBool,
+        _p: &FlowProbe,
+    ) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            TRANSPORT_MISSING,
+        ))
     }
 }

@@ -42,7 +42,11 @@ impl Host {
             sys::configure_if(TUN_NAME, Some((addr, PREFIX)), Some(MTU), Some(TXQLEN))?;
             Ok(tun)
         })??;
-        Ok(Host { ns, tun, addr: Ipv4Addr::from(addr) })
+        Ok(Host {
+            ns,
+            tun,
+            addr: Ipv4Addr::from(addr),
+        })
     }
 
     pub fn tun_fd(&self) -> RawFd {
@@ -58,7 +62,10 @@ pub struct Dumbbell {
 
 impl Dumbbell {
     pub fn create() -> io::Result<Dumbbell> {
-        Ok(Dumbbell { a: Host::create(ADDR_A)?, b: Host::create(ADDR_B)? })
+        Ok(Dumbbell {
+            a: Host::create(ADDR_A)?,
+            b: Host::create(ADDR_B)?,
+        })
     }
 
     /// TUN descriptors in the emulator's order (A, B).

@@ -4,7 +4,9 @@
 //! Everything here works on a byte slice and returns an error instead of panicking on any input, so the
 //! emulator can be fuzzed with arbitrary bytes.
 
-use cclab_cc::maxnet_wire::{checksum_update_word, internet_checksum, ones_complement_sum, patch_field};
+use cclab_cc::maxnet_wire::{
+    checksum_update_word, internet_checksum, ones_complement_sum, patch_field,
+};
 
 use crate::wire;
 
@@ -185,7 +187,14 @@ pub fn udp_checksum(ip: &[u8]) -> u16 {
 }
 
 /// Builds an IPv4/UDP packet around `payload` with valid checksums (tests, the loopback tools).
-pub fn build_udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, tos: u8, payload: &[u8]) -> Vec<u8> {
+pub fn build_udp(
+    src: [u8; 4],
+    dst: [u8; 4],
+    sport: u16,
+    dport: u16,
+    tos: u8,
+    payload: &[u8],
+) -> Vec<u8> {
     let total = 28 + payload.len();
     let mut p = vec![0u8; total];
     p[0] = 0x45;
@@ -216,7 +225,13 @@ mod tests {
     fn ours(fwd: u32) -> Vec<u8> {
         let r = Repr {
             flow_id: 1,
-            body: Body::Data(DataSegment { seq: 5, payload: 1000, fwd_field: fwd, ect: true, ..Default::default() }),
+            body: Body::Data(DataSegment {
+                seq: 5,
+                payload: 1000,
+                fwd_field: fwd,
+                ect: true,
+                ..Default::default()
+            }),
         };
         build_udp([10, 0, 0, 1], [10, 0, 0, 2], 5000, 40000, 0b10, &r.to_vec())
     }
@@ -234,7 +249,12 @@ mod tests {
 
     #[test]
     fn incremental_checksums_equal_full_recomputation() {
-        for (old, new) in [(0u32, 0xFFFFFF), (0x123456, 0x000001), (0xABCDEF, 0xABCDEF), (7, 0x800000)] {
+        for (old, new) in [
+            (0u32, 0xFFFFFF),
+            (0x123456, 0x000001),
+            (0xABCDEF, 0xABCDEF),
+            (7, 0x800000),
+        ] {
             let mut p = ours(old);
             let h = inspect(&p).unwrap().ours.unwrap();
             set_router_field(&mut p, &h, new);

@@ -12,7 +12,6 @@
 //! * [`cleanup`]: removal of named leftovers.
 //! * [`sys`]: clock, timer slack, ppoll, anonymous network namespaces, TUN, interface ioctls.
 
-pub mod wire;
 pub mod cleanup;
 pub mod emulator;
 pub mod endpoint;
@@ -21,6 +20,7 @@ pub mod ip;
 pub mod run;
 pub mod sys;
 pub mod tcp;
+pub mod wire;
 
 /// The run specification, the simulator's own file (`crates/cclab-sim/src/spec.rs`) compiled here too:
 /// a sim run and a real run of one scenario start from the same resolved JSON spec. Included by path

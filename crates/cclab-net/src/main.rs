@@ -37,7 +37,9 @@ fn install_signal_handlers() {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cclab-net run --spec SPEC.json [--out RESULT.json] | check | algorithms | cleanup");
+    eprintln!(
+        "usage: cclab-net run --spec SPEC.json [--out RESULT.json] | check | algorithms | cleanup"
+    );
     ExitCode::from(2)
 }
 
@@ -47,7 +49,10 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => {
             let reason = cclab_net::sys::unavailable_reason();
-            println!("{}", serde_json::json!({"available": reason.is_none(), "reason": reason}));
+            println!(
+                "{}",
+                serde_json::json!({"available": reason.is_none(), "reason": reason})
+            );
             ExitCode::SUCCESS
         }
         Some("algorithms") => {
@@ -87,7 +92,9 @@ fn cmd_run(args: &[String]) -> ExitCode {
             _ => return usage(),
         }
     }
-    let Some(spec_path) = spec_path else { return usage() };
+    let Some(spec_path) = spec_path else {
+        return usage();
+    };
     let text = if spec_path == "-" {
         let mut s = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut s) {
@@ -113,7 +120,10 @@ fn cmd_run(args: &[String]) -> ExitCode {
     };
     install_signal_handlers();
     let res = run::run(&spec, &INTERRUPTED, |[a, b]| {
-        eprintln!("cclab-net: hosts ready (netns net:[{a}] net:[{b}], pid {})", std::process::id());
+        eprintln!(
+            "cclab-net: hosts ready (netns net:[{a}] net:[{b}], pid {})",
+            std::process::id()
+        );
     });
     match res {
         Ok(r) => {

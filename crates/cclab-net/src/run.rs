@@ -180,24 +180,35 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
         }
     }
     if !spec.traffic.is_empty() {
-        return Err(RunError::Spec("traffic: cross traffic is not supported on the real datapath yet".into()));
+        return Err(RunError::Spec(
+            "traffic: cross traffic is not supported on the real datapath yet".into(),
+        ));
     }
     if spec.flows.len() > 64 {
-        return Err(RunError::Spec("flows: at most 64 flows on the real datapath".into()));
+        return Err(RunError::Spec(
+            "flows: at most 64 flows on the real datapath".into(),
+        ));
     }
     for (i, f) in spec.flows.iter().enumerate() {
         if f.path != [0] || f.ack_path != [1] {
-            return Err(RunError::Spec(format!("flows[{i}].path: must be [0] with ack_path [1] (dumbbell)")));
+            return Err(RunError::Spec(format!(
+                "flows[{i}].path: must be [0] with ack_path [1] (dumbbell)"
+            )));
         }
         match flow_kind(&f.cc) {
             FlowKind::Kernel(k) if !tcp::KERNEL_CCS.contains(&k.as_str()) => {
                 return Err(RunError::Spec(format!(
                     "flows[{i}].cc: unknown kernel algorithm {k:?}; allowed: {}",
-                    tcp::KERNEL_CCS.iter().map(|k| format!("kernel:{k}")).collect::<Vec<_>>().join(", ")
+                    tcp::KERNEL_CCS
+                        .iter()
+                        .map(|k| format!("kernel:{k}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )))
             }
             FlowKind::Kernel(_) => {}
-            FlowKind::Ours(name) => crate::endpoint::check_sender(&name, f).map_err(|e| RunError::Spec(format!("flows[{i}].{e}")))?,
+            FlowKind::Ours(name) => crate::endpoint::check_sender(&name, f)
+                .map_err(|e| RunError::Spec(format!("flows[{i}].{e}")))?,
         }
     }
     Ok(())
@@ -227,10 +238,20 @@ fn nearest(ts: &[f64], t: f64) -> usize {
 /// says `interrupted`. Everything created is gone when this returns, whatever happened (the namespaces
 /// are anonymous, see [`crate::hosts`]). `on_ready` is called once the hosts exist (with the namespace
 /// inode numbers), before any flow starts.
-pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2])) -> Result<RunResult, RunError> {
+pub fn run(
+    spec: &RunSpec,
+    interrupt: &AtomicBool,
+    on_ready: impl FnOnce([u64; 2]),
+) -> Result<RunResult, RunError> {
     validate(spec)?;
-    if spec.flows.iter().any(|f| matches!(flow_kind(&f.cc), FlowKind::Ours(_))) {
-        return Err(RunError::Unavailable(crate::endpoint::TRANSPORT_MISSING.into()));
+    if spec
+        .flows
+        .iter()
+        .any(|f| matches!(flow_kind(&f.cc), FlowKind::Ours(_)))
+    {
+        return Err(RunError::Unavailable(
+            crate::endpoint::TRANSPORT_MISSING.into(),
+        ));
     }
     if let Some(why) = sys::unavailable_reason() {
         return Err(RunError::Unavailable(why));
@@ -246,7 +267,11 @@ pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2
     )
     .map_err(|e| RunError::Spec(format!("links.queue_params: {e}")))?;
     for (i, f) in spec.flows.iter().enumerate() {
-        emu.add_flow_delay(BASE_PORT + i as u16, from_secs(f.extra_delay_fwd), from_secs(f.extra_delay_rev));
+        emu.add_flow_delay(
+            BASE_PORT + i as u16,
+            from_secs(f.extra_delay_fwd),
+            from_secs(f.extra_delay_rev),
+        );
     }
     let sample_every = from_secs(spec.sample_interval).max(1_000_000);
     let clock = Clock::start();
@@ -258,11 +283,17 @@ pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2
         .iter()
         .map(|f| match f.start {
             StartSpec::At(t) => from_secs(t),
-            StartSpec::Uniform([lo, hi]) => from_secs(lo + (hi - lo) * rng::uniform(&mut start_rng)),
+            StartSpec::Uniform([lo, hi]) => {
+                from_secs(lo + (hi - lo) * rng::uniform(&mut start_rng))
+            }
         })
         .collect();
     let end = from_secs(spec.duration);
-    let probes: Vec<Arc<FlowProbe>> = spec.flows.iter().map(|_| Arc::new(FlowProbe::default())).collect();
+    let probes: Vec<Arc<FlowProbe>> = spec
+        .flows
+        .iter()
+        .map(|_| Arc::new(FlowProbe::default()))
+        .collect();
     let stop = AtomicBool::new(false);
     let mut warnings = Vec::new();
     let mut flow_series: Vec<FlowSeries> = vec![FlowSeries::default(); spec.flows.len()];
@@ -292,12 +323,18 @@ pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2
                         let written = AtomicU64::new(0);
                         let stop_flow = AtomicBool::new(false);
                         std::thread::scope(|s2| {
-                            let w = s2.spawn(|| tcp::bulk_send((*stream).try_clone()?, size, &stop_flow, &written));
-                            while !stop.load(Ordering::Relaxed) && clock.now() < stop_at && !w.is_finished() {
+                            let w = s2.spawn(|| {
+                                tcp::bulk_send((*stream).try_clone()?, size, &stop_flow, &written)
+                            });
+                            while !stop.load(Ordering::Relaxed)
+                                && clock.now() < stop_at
+                                && !w.is_finished()
+                            {
                                 std::thread::sleep(std::time::Duration::from_millis(5));
                             }
                             stop_flow.store(true, Ordering::Relaxed);
-                            w.join().map_err(|_| io::Error::other("TCP sender panicked"))?
+                            w.join()
+                                .map_err(|_| io::Error::other("TCP sender panicked"))?
                         })
                     }));
                 }
@@ -352,7 +389,11 @@ pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2
             let span = (ser.t[b] - ser.t[a]).max(1e-9);
             let inwin: Vec<usize> = (a..=b).collect();
             let mean = |v: &[f64]| {
-                let xs: Vec<f64> = inwin.iter().map(|&j| v[j]).filter(|x| x.is_finite() && *x > 0.0).collect();
+                let xs: Vec<f64> = inwin
+                    .iter()
+                    .map(|&j| v[j])
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .collect();
                 if xs.is_empty() {
                     0.0
                 } else {
@@ -392,7 +433,8 @@ pub fn run(spec: &RunSpec, interrupt: &AtomicBool, on_ready: impl FnOnce([u64; 2
             ls.queue_pkts.push(sn.queue_pkts);
             ls.queue_bytes.push(sn.queue_bytes);
             ls.departure_bytes.push(sn.counters.departure_bytes);
-            ls.drops.push(sn.counters.queue_drops + sn.counters.random_drops);
+            ls.drops
+                .push(sn.counters.queue_drops + sn.counters.random_drops);
             ls.marks.push(sn.counters.marks);
             for (k, v) in &sn.state {
                 ls.state.entry(k.to_string()).or_default().push(*v);
@@ -466,8 +508,10 @@ fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
         ser.sent_bytes.push(ti.bytes_acked);
         ser.retransmits.push(ti.total_retrans as u64);
     } else {
-        ser.cwnd_pkts.push(f64::from_bits(p.cwnd_bits.load(Ordering::Relaxed)));
-        ser.srtt.push(p.srtt_ns.load(Ordering::Relaxed) as f64 * 1e-9);
+        ser.cwnd_pkts
+            .push(f64::from_bits(p.cwnd_bits.load(Ordering::Relaxed)));
+        ser.srtt
+            .push(p.srtt_ns.load(Ordering::Relaxed) as f64 * 1e-9);
         ser.sent_bytes.push(p.sent_bytes.load(Ordering::Relaxed));
         ser.retransmits.push(p.retransmits.load(Ordering::Relaxed));
         let n = ser.t.len();

@@ -19,7 +19,10 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
 
 /// CLOCK_MONOTONIC in nanoseconds.
 pub fn monotonic_ns() -> Nanos {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a timespec; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as Nanos * 1_000_000_000 + ts.tv_nsec as Nanos
@@ -38,7 +41,9 @@ impl Clock {
     }
 
     pub fn start() -> Self {
-        Clock { epoch: monotonic_ns() }
+        Clock {
+            epoch: monotonic_ns(),
+        }
     }
     #[inline]
     pub fn now(&self) -> Nanos {
@@ -59,13 +64,23 @@ pub fn ppoll(fds: &mut [libc::pollfd], timeout: Option<Nanos>) -> io::Result<usi
     let ts;
     let tp = match timeout {
         Some(t) => {
-            ts = libc::timespec { tv_sec: (t / 1_000_000_000) as _, tv_nsec: (t % 1_000_000_000) as _ };
+            ts = libc::timespec {
+                tv_sec: (t / 1_000_000_000) as _,
+                tv_nsec: (t % 1_000_000_000) as _,
+            };
             &ts as *const libc::timespec
         }
         None => std::ptr::null(),
     };
     // SAFETY: fds is a valid slice of pollfd; tp is null or points to a live timespec.
-    let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, tp, std::ptr::null()) };
+    let r = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            tp,
+            std::ptr::null(),
+        )
+    };
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EINTR) {
@@ -77,7 +92,11 @@ pub fn ppoll(fds: &mut [libc::pollfd], timeout: Option<Nanos>) -> io::Result<usi
 }
 
 pub fn pollfd(fd: RawFd, events: i16) -> libc::pollfd {
-    libc::pollfd { fd, events, revents: 0 }
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
 }
 
 /// A network namespace held by an open file descriptor. Namespaces made by [`Netns::new_anonymous`] have
@@ -91,7 +110,9 @@ pub struct Netns {
 impl Netns {
     /// The calling thread's current namespace.
     pub fn current() -> io::Result<Netns> {
-        Ok(Netns { file: File::open("/proc/thread-self/ns/net")? })
+        Ok(Netns {
+            file: File::open("/proc/thread-self/ns/net")?,
+        })
     }
 
     /// A fresh, empty network namespace (the calling thread stays where it was).
@@ -129,7 +150,10 @@ impl Netns {
 
 fn ifreq(name: &str) -> io::Result<libc::ifreq> {
     if name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "interface name too long"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "interface name too long",
+        ));
     }
     // SAFETY: ifreq is plain old data; all-zero is a valid value.
     let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
@@ -143,7 +167,12 @@ fn ifreq(name: &str) -> io::Result<libc::ifreq> {
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     let path = CString::new("/dev/net/tun").expect("no NUL");
     // SAFETY: path is a valid C string.
-    let fd = cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
+    let fd = cvt(unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    })?;
     // SAFETY: fd was just opened and is owned here.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let mut r = ifreq(name)?;
@@ -157,7 +186,9 @@ fn sockaddr_in(addr: [u8; 4]) -> libc::sockaddr {
     let sin = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: 0,
-        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr) },
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(addr),
+        },
         sin_zero: [0; 8],
     };
     // SAFETY: sockaddr_in and sockaddr have the same size; reinterpretation is how the ioctl API works.
@@ -166,7 +197,12 @@ fn sockaddr_in(addr: [u8; 4]) -> libc::sockaddr {
 
 /// Configures an interface in the calling thread's namespace: IPv4 address/prefix (if given), MTU,
 /// transmit queue length, up.
-pub fn configure_if(name: &str, addr: Option<([u8; 4], u8)>, mtu: Option<i32>, txqlen: Option<i32>) -> io::Result<()> {
+pub fn configure_if(
+    name: &str,
+    addr: Option<([u8; 4], u8)>,
+    mtu: Option<i32>,
+    txqlen: Option<i32>,
+) -> io::Result<()> {
     // SAFETY: plain socket creation.
     let s = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: s was just created and is owned here.
@@ -179,7 +215,11 @@ pub fn configure_if(name: &str, addr: Option<([u8; 4], u8)>, mtu: Option<i32>, t
         let mut r = ifreq(name)?;
         r.ifr_ifru.ifru_addr = sockaddr_in(a);
         ioctl(libc::SIOCSIFADDR, &mut r)?;
-        let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix as u32) };
+        let mask = if prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - prefix as u32)
+        };
         let mut r = ifreq(name)?;
         r.ifr_ifru.ifru_netmask = sockaddr_in(mask.to_be_bytes());
         ioctl(libc::SIOCSIFNETMASK, &mut r)?;
@@ -269,10 +309,21 @@ pub struct RecvMeta {
 }
 
 /// Turns on an integer socket option.
-pub fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
+pub fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: pointer to a live c_int of the stated size.
     cvt(unsafe {
-        libc::setsockopt(fd, level, name, &v as *const libc::c_int as *const libc::c_void, std::mem::size_of::<libc::c_int>() as _)
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as _,
+        )
     })
     .map(|_| ())
 }
@@ -280,9 +331,12 @@ pub fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc:
 /// `recvmsg` on a non-blocking datagram socket with TOS and timestamp ancillary data. Ok(None) = nothing
 /// to read.
 pub fn recv_meta(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<RecvMeta>> {
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
     let mut cbuf = [0u64; 16]; // 128 bytes, 8-aligned: room for TOS and a timespec
-    // SAFETY: sockaddr_in is plain old data.
+                               // SAFETY: sockaddr_in is plain old data.
     let mut from: libc::sockaddr_in = unsafe { std::mem::zeroed() };
     // SAFETY: msghdr is plain old data; every pointer set below outlives the call.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -301,8 +355,13 @@ pub fn recv_meta(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<RecvMeta>> {
         }
         return Err(e);
     }
-    let mut meta = RecvMeta { len: n as usize, ..Default::default() };
-    if msg.msg_namelen as usize >= std::mem::size_of::<libc::sockaddr_in>() && from.sin_family == libc::AF_INET as u16 {
+    let mut meta = RecvMeta {
+        len: n as usize,
+        ..Default::default()
+    };
+    if msg.msg_namelen as usize >= std::mem::size_of::<libc::sockaddr_in>()
+        && from.sin_family == libc::AF_INET as u16
+    {
         meta.from = Some(std::net::SocketAddrV4::new(
             std::net::Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)),
             u16::from_be(from.sin_port),
@@ -337,9 +396,17 @@ pub struct TimerFd {
 impl TimerFd {
     pub fn new() -> io::Result<TimerFd> {
         // SAFETY: plain syscall.
-        let fd = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        let fd = cvt(unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        })?;
         // SAFETY: fd was just created and is owned here.
-        Ok(TimerFd { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed: None })
+        Ok(TimerFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            armed: None,
+        })
     }
 
     /// Arms the timer for the absolute CLOCK_MONOTONIC time `at` (ns); re-arming to the same time is free.
@@ -349,11 +416,24 @@ impl TimerFd {
         }
         let at = at.max(1); // an all-zero it_value would disarm
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (at / 1_000_000_000) as _, tv_nsec: (at % 1_000_000_000) as _ },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (at / 1_000_000_000) as _,
+                tv_nsec: (at % 1_000_000_000) as _,
+            },
         };
         // SAFETY: valid itimerspec pointer; old value not requested.
-        cvt(unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
+        cvt(unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        })?;
         self.armed = Some(at);
         Ok(())
     }
@@ -362,7 +442,13 @@ impl TimerFd {
     pub fn clear(&mut self) {
         let mut v = 0u64;
         // SAFETY: reads 8 bytes into a u64; EAGAIN is fine.
-        unsafe { libc::read(self.fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
+        unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                &mut v as *mut u64 as *mut libc::c_void,
+                8,
+            )
+        };
         self.armed = None;
     }
 

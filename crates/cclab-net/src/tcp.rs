@@ -20,11 +20,20 @@ pub const KERNEL_CCS: &[&str] = &["reno", "cubic", "bbr"];
 pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
     // SAFETY: pointer and length describe `name`'s bytes.
     let r = unsafe {
-        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as _)
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr() as *const libc::c_void,
+            name.len() as _,
+        )
     };
     if r < 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("TCP_CONGESTION {name:?}: {e} (is the module available?)")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("TCP_CONGESTION {name:?}: {e} (is the module available?)"),
+        ));
     }
     Ok(())
 }
@@ -34,7 +43,15 @@ pub fn get_congestion(fd: RawFd) -> io::Result<String> {
     let mut b = [0u8; 16];
     let mut len = b.len() as libc::socklen_t;
     // SAFETY: buffer and length are valid.
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, b.as_mut_ptr() as *mut libc::c_void, &mut len) };
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            b.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -59,7 +76,15 @@ pub fn tcp_info(fd: RawFd) -> io::Result<TcpSample> {
     let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: buffer and length are valid.
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut ti as *mut _ as *mut libc::c_void, &mut len) };
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut ti as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -92,26 +117,39 @@ pub fn connect(to: SocketAddr, cc: &str) -> io::Result<TcpStream> {
     let sin = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: v4.port().to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from(*v4.ip()).to_be() },
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*v4.ip()).to_be(),
+        },
         sin_zero: [0; 8],
     };
     // SAFETY: valid sockaddr_in pointer and size.
     let r = unsafe {
-        libc::connect(fd, &sin as *const libc::sockaddr_in as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as _)
+        libc::connect(
+            fd,
+            &sin as *const libc::sockaddr_in as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as _,
+        )
     };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
     let got = get_congestion(fd)?;
     if got != cc {
-        return Err(io::Error::other(format!("asked for TCP congestion control {cc:?}, socket has {got:?}")));
+        return Err(io::Error::other(format!(
+            "asked for TCP congestion control {cc:?}, socket has {got:?}"
+        )));
     }
     Ok(stream)
 }
 
 /// Writes until `stop`, or `size` bytes were written. Blocking writes with a send timeout so that
 /// `stop` is noticed within 50 ms.
-pub fn bulk_send(mut s: TcpStream, size: Option<u64>, stop: &AtomicBool, written: &AtomicU64) -> io::Result<()> {
+pub fn bulk_send(
+    mut s: TcpStream,
+    size: Option<u64>,
+    stop: &AtomicBool,
+    written: &AtomicU64,
+) -> io::Result<()> {
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
     let chunk = vec![0u8; 64 * 1024];
     let mut total = 0u64;
@@ -126,7 +164,13 @@ pub fn bulk_send(mut s: TcpStream, size: Option<u64>, stop: &AtomicBool, written
                 total += k as u64;
                 written.store(total, Ordering::Relaxed);
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -161,7 +205,13 @@ pub fn sink(l: TcpListener, stop: &AtomicBool, received: &AtomicU64) -> io::Resu
                 total += n as u64;
                 received.store(total, Ordering::Relaxed);
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(e),
         }
     }

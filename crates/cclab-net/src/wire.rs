@@ -150,7 +150,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
     fn check_prefix(&self) -> Result<(), Error> {
         let b = self.buffer.as_ref();
         if b.len() < field::PREFIX_END {
-            return Err(if b.first() == Some(&MAGIC) { Error::Truncated } else { Error::NotOurs });
+            return Err(if b.first() == Some(&MAGIC) {
+                Error::Truncated
+            } else {
+                Error::NotOurs
+            });
         }
         if b[field::MAGIC] != MAGIC || b[field::VER_KIND] >> 4 != VERSION {
             return Err(Error::NotOurs);
@@ -271,7 +275,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// SACK block `i` (`i < n_sack()`).
     pub fn sack(&self, i: usize) -> SackBlock {
         let o = field::SACK + i * SACK_BLOCK_LEN;
-        SackBlock { start: be_u64(&self.b()[o..]), end: be_u64(&self.b()[o + 8..]) }
+        SackBlock {
+            start: be_u64(&self.b()[o..]),
+            end: be_u64(&self.b()[o + 8..]),
+        }
     }
 }
 
@@ -338,7 +345,10 @@ impl Repr {
                 ece: p.ece(),
             })
         };
-        Ok(Repr { flow_id: p.flow_id(), body })
+        Ok(Repr {
+            flow_id: p.flow_id(),
+            body,
+        })
     }
 
     /// Parses a byte slice (convenience for `Repr::parse(&Packet::new_checked(b)?)`).
@@ -350,7 +360,9 @@ impl Repr {
     pub fn buffer_len(&self) -> usize {
         match &self.body {
             Body::Data(d) => DATA_HEADER_LEN + d.payload as usize,
-            Body::Ack(a) => ACK_HEADER_LEN + (a.n_sack as usize).min(MAX_SACK_BLOCKS) * SACK_BLOCK_LEN,
+            Body::Ack(a) => {
+                ACK_HEADER_LEN + (a.n_sack as usize).min(MAX_SACK_BLOCKS) * SACK_BLOCK_LEN
+            }
         }
     }
 

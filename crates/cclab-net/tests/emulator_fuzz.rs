@@ -12,26 +12,63 @@ use proptest::prelude::*;
 #[derive(Clone, Debug)]
 enum Frame {
     Random(Vec<u8>),
-    Ours { fwd: u32, payload: u16, flips: Vec<(usize, u8)>, cut: Option<usize>, tos: u8 },
+    Ours {
+        fwd: u32,
+        payload: u16,
+        flips: Vec<(usize, u8)>,
+        cut: Option<usize>,
+        tos: u8,
+    },
 }
 
 fn frame() -> impl Strategy<Value = Frame> {
     prop_oneof![
         proptest::collection::vec(any::<u8>(), 0..80).prop_map(Frame::Random),
-        (0u32..1 << 24, 0u16..1400, proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3), proptest::option::of(any::<usize>()), 0u8..4)
-            .prop_map(|(fwd, payload, flips, cut, tos)| Frame::Ours { fwd, payload, flips, cut, tos }),
+        (
+            0u32..1 << 24,
+            0u16..1400,
+            proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3),
+            proptest::option::of(any::<usize>()),
+            0u8..4
+        )
+            .prop_map(|(fwd, payload, flips, cut, tos)| Frame::Ours {
+                fwd,
+                payload,
+                flips,
+                cut,
+                tos
+            }),
     ]
 }
 
 fn bytes(f: &Frame) -> Vec<u8> {
     match f {
         Frame::Random(b) => b.clone(),
-        Frame::Ours { fwd, payload, flips, cut, tos } => {
+        Frame::Ours {
+            fwd,
+            payload,
+            flips,
+            cut,
+            tos,
+        } => {
             let r = Repr {
                 flow_id: 1,
-                body: Body::Data(DataSegment { seq: 1, payload: *payload as u32, fwd_field: *fwd, ect: *tos != 0, ..Default::default() }),
+                body: Body::Data(DataSegment {
+                    seq: 1,
+                    payload: *payload as u32,
+                    fwd_field: *fwd,
+                    ect: *tos != 0,
+                    ..Default::default()
+                }),
             };
-            let mut p = build_udp([10, 77, 0, 1], [10, 77, 0, 2], 5000, 40000, *tos, &r.to_vec());
+            let mut p = build_udp(
+                [10, 77, 0, 1],
+                [10, 77, 0, 2],
+                5000,
+                40000,
+                *tos,
+                &r.to_vec(),
+            );
             let n = p.len();
             for (i, x) in flips {
                 p[i % n] ^= x;

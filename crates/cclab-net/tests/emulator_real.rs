@@ -20,11 +20,15 @@ fn skip() -> bool {
 }
 
 fn bind_in(h: &cclab_net::hosts::Host, port: u16) -> UdpSocket {
-    h.ns.run_in(|| UdpSocket::bind((h.addr, port))).unwrap().unwrap()
+    h.ns.run_in(|| UdpSocket::bind((h.addr, port)))
+        .unwrap()
+        .unwrap()
 }
 
 fn realtime_ns() -> u64 {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
     d.as_nanos() as u64
 }
 
@@ -50,8 +54,11 @@ fn idle_rtt_matches_configured_delay() {
     let run = emulator::spawn(emu, hosts.tuns(), clock, None);
     let echo = bind_in(&hosts.b, 9000);
     let client = bind_in(&hosts.a, 9001);
-    echo.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-    client.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    echo.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
     let echo_thread = std::thread::spawn(move || {
         let mut b = [0u8; 2048];
         while let Ok((n, from)) = echo.recv_from(&mut b) {
@@ -59,7 +66,13 @@ fn idle_rtt_matches_configured_delay() {
         }
     });
     // The reply's arrival is the kernel's receive timestamp, so the client's own wake-up is not counted.
-    sys::setsockopt_int(client.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).unwrap();
+    sys::setsockopt_int(
+        client.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_TIMESTAMPNS,
+        1,
+    )
+    .unwrap();
     let mut rtts = Vec::new();
     let mut b = [0u8; 2048];
     for i in 0..60u32 {
@@ -89,16 +102,29 @@ fn idle_rtt_matches_configured_delay() {
         fin.stats.late_mean_ns / 1e3,
         fin.stats.late_p99_ns / 1000
     );
-    assert!(rtts.len() >= 55, "lost probes on an idle link: {}", rtts.len());
+    assert!(
+        rtts.len() >= 55,
+        "lost probes on an idle link: {}",
+        rtts.len()
+    );
     // The acceptance bound of issue 6. The user-space wake-ups of the echo server and the client add to
     // the emulated 40 ms; they are tens of µs unless the machine is overloaded.
-    assert!((med - expected).abs() < 0.5, "median RTT {med} vs {expected}");
+    assert!(
+        (med - expected).abs() < 0.5,
+        "median RTT {med} vs {expected}"
+    );
     assert_eq!(fin.emulator.counters(Dir::Fwd).queue_drops, 0);
 }
 
 /// Sends `bytes`-sized IP packets from A to B for `dur` at `offered` bit/s; returns the kernel receive
 /// timestamps at B.
-fn blast(rate: f64, offered: f64, ip_bytes: usize, dur: Duration, buffer: u32) -> (Vec<u64>, emulator::Finished) {
+fn blast(
+    rate: f64,
+    offered: f64,
+    ip_bytes: usize,
+    dur: Duration,
+    buffer: u32,
+) -> (Vec<u64>, emulator::Finished) {
     let hosts = Dumbbell::create().unwrap();
     let emu = Emulator::new(
         LinkConfig::droptail(rate, 5 * NS_PER_MS, buffer),
@@ -109,7 +135,13 @@ fn blast(rate: f64, offered: f64, ip_bytes: usize, dur: Duration, buffer: u32) -
     let run = emulator::spawn(emu, hosts.tuns(), Clock::start(), None);
     let rx = bind_in(&hosts.b, 9100);
     sys::setsockopt_int(rx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).unwrap();
-    sys::setsockopt_int(rx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20).unwrap();
+    sys::setsockopt_int(
+        rx.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUFFORCE,
+        8 << 20,
+    )
+    .unwrap();
     let tx = bind_in(&hosts.a, 9101);
     let payload = vec![0u8; ip_bytes - 28];
     let rx_fd = rx.as_raw_fd();
@@ -163,7 +195,11 @@ fn delivery_rate_is_the_link_rate() {
     let (ts, fin) = blast(rate, 55e6, 1500, Duration::from_millis(2000), 200);
     // Skip the first 0.2 s (the queue fills), measure between later arrivals.
     let t0 = ts[0];
-    let w: Vec<u64> = ts.iter().copied().filter(|t| *t > t0 + 200 * NS_PER_MS).collect();
+    let w: Vec<u64> = ts
+        .iter()
+        .copied()
+        .filter(|t| *t > t0 + 200 * NS_PER_MS)
+        .collect();
     let span = (w[w.len() - 1] - w[0]) as f64 * 1e-9;
     let measured = (w.len() - 1) as f64 * 1500.0 * 8.0 / span;
     let c = fin.emulator.counters(Dir::Fwd);
@@ -179,7 +215,10 @@ fn delivery_rate_is_the_link_rate() {
     assert!(c.queue_drops > 0, "the link was not saturated");
     // 1 %: the acceptance bound; the virtual clock makes the true rate exact, so only the timestamps'
     // jitter at the two ends of the window (≤ 1 ms over 1.8 s) enters.
-    assert!((measured / rate - 1.0).abs() < 0.01, "delivery rate {measured}");
+    assert!(
+        (measured / rate - 1.0).abs() < 0.01,
+        "delivery rate {measured}"
+    );
 }
 
 #[test]
@@ -188,7 +227,11 @@ fn packet_spacing_at_100mbit() {
         return;
     }
     let (ts, fin) = blast(100e6, 110e6, 1500, Duration::from_millis(1000), 300);
-    let mut gaps: Vec<f64> = ts.windows(2).skip(100).map(|w| (w[1] - w[0]) as f64 * 1e-3).collect();
+    let mut gaps: Vec<f64> = ts
+        .windows(2)
+        .skip(100)
+        .map(|w| (w[1] - w[0]) as f64 * 1e-3)
+        .collect();
     let n = gaps.len();
     let med = median(&mut gaps);
     let p10 = gaps[n / 10];

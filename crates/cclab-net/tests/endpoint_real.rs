@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cclab_cc::time::{Nanos, NS_PER_MS};
 use cclab_net::emulator::{self, Emulator, LinkConfig};
-use cclab_net::endpoint::{run_receiver, run_sender, ReceiverMachine, ReceiverSetup, SenderMachine, SenderSetup};
+use cclab_net::endpoint::{
+    run_receiver, run_sender, ReceiverMachine, ReceiverSetup, SenderMachine, SenderSetup,
+};
 use cclab_net::hosts::Dumbbell;
 use cclab_net::run::FlowProbe;
 use cclab_net::spec::FlowSpec;
@@ -31,7 +33,12 @@ impl SenderMachine for Paced {
         // absolute schedule: a late wake-up sends at most what is due, the mean rate stays exact
         self.next += self.interval;
         self.seq += 1;
-        Some(DataSegment { seq: self.seq, payload: self.payload, ts: now, ..Default::default() })
+        Some(DataSegment {
+            seq: self.seq,
+            payload: self.payload,
+            ts: now,
+            ..Default::default()
+        })
     }
     fn poll_timeout(&self) -> Option<Nanos> {
         Some(self.next)
@@ -54,7 +61,13 @@ struct Counting {
 impl ReceiverMachine for Counting {
     fn handle_data(&mut self, now: Nanos, seg: &DataSegment) {
         self.delivered += seg.payload as u64;
-        self.acks.push(AckSegment { cum_ack: seg.seq + 1, ts_echo: seg.ts, rx_time: now, acked_seq: seg.seq, ..Default::default() });
+        self.acks.push(AckSegment {
+            cum_ack: seg.seq + 1,
+            ts_echo: seg.ts,
+            rx_time: now,
+            acked_seq: seg.seq,
+            ..Default::default()
+        });
     }
     fn poll_ack(&mut self, _now: Nanos) -> Option<AckSegment> {
         self.acks.pop()
@@ -110,23 +123,57 @@ fn paced_flow_and_malformed_datagrams() {
             m
         });
         let t = s.spawn(|| {
-            let mut m = Paced { interval, payload, next: clock.now() + 10 * NS_PER_MS, seq: 0, rtts: Vec::new() };
-            run_sender(&mut m, &tx.sock, 3, &clock, clock.now() + dur, &stop, &probe_tx).unwrap();
+            let mut m = Paced {
+                interval,
+                payload,
+                next: clock.now() + 10 * NS_PER_MS,
+                seq: 0,
+                rtts: Vec::new(),
+            };
+            run_sender(
+                &mut m,
+                &tx.sock,
+                3,
+                &clock,
+                clock.now() + dur,
+                &stop,
+                &probe_tx,
+            )
+            .unwrap();
             m
         });
         // Garbage to the receiver from another socket on host A: 5 without our magic (the emulator
         // forwards foreign UDP; the endpoint refuses it), 5 with our magic but a bad length (the
         // emulator refuses it), and 5 well-formed data segments of another flow id (the endpoint
         // refuses them).
-        let junk = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0))).unwrap().unwrap();
+        let junk = hosts
+            .a
+            .ns
+            .run_in(|| UdpSocket::bind((hosts.a.addr, 0)))
+            .unwrap()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(300));
         for i in 0..5u8 {
             junk.send_to(&[0x42, i, 1, 2, 3], dst).unwrap();
-            let mut bad = Repr { flow_id: 3, body: Body::Data(DataSegment { payload: 10, ..Default::default() }) }.to_vec();
+            let mut bad = Repr {
+                flow_id: 3,
+                body: Body::Data(DataSegment {
+                    payload: 10,
+                    ..Default::default()
+                }),
+            }
+            .to_vec();
             bad.push(i); // one byte more than its payload field says
             assert_eq!(bad[0], MAGIC);
             junk.send_to(&bad, dst).unwrap();
-            let other = Repr { flow_id: 99, body: Body::Data(DataSegment { payload: 4, ..Default::default() }) }.to_vec();
+            let other = Repr {
+                flow_id: 99,
+                body: Body::Data(DataSegment {
+                    payload: 4,
+                    ..Default::default()
+                }),
+            }
+            .to_vec();
             junk.send_to(&other, dst).unwrap();
         }
         let t = t.join().unwrap();
@@ -150,11 +197,18 @@ fn paced_flow_and_malformed_datagrams() {
         fin.emulator.ingress.malformed
     );
     // The schedule is absolute, so the sent count is exact to ±1 packet: 1 % is two orders looser.
-    assert!((rate / want - 1.0).abs() < 0.01, "delivered {rate} vs paced {want}");
+    assert!(
+        (rate / want - 1.0).abs() < 0.01,
+        "delivered {rate} vs paced {want}"
+    );
     // 40 ms propagation + 0.6 ms for a 1500-byte data packet and 0.04 ms for the 80-byte ACK, no queue
     // (16 of 20 Mbit/s); wake-ups of the three threads add tens of µs.
     assert!((med - 40.64).abs() < 0.5, "median RTT {med} ms");
-    assert_eq!(probe_rx.malformed.load(Ordering::Relaxed), 10, "5 foreign + 5 of another flow");
+    assert_eq!(
+        probe_rx.malformed.load(Ordering::Relaxed),
+        10,
+        "5 foreign + 5 of another flow"
+    );
     assert_eq!(fin.emulator.ingress.malformed, 5);
     assert_eq!(probe_tx.malformed.load(Ordering::Relaxed), 0);
 }
@@ -223,8 +277,23 @@ fn maxnet_prices_are_written_with_valid_checksums() {
             m
         });
         let t = s.spawn(|| {
-            let mut m = Paced { interval, payload: 1440, next: clock.now(), seq: 0, rtts: Vec::new() };
-            run_sender(&mut m, &tx.sock, 1, &clock, clock.now() + 1000 * NS_PER_MS, &stop, &probe_tx).unwrap();
+            let mut m = Paced {
+                interval,
+                payload: 1440,
+                next: clock.now(),
+                seq: 0,
+                rtts: Vec::new(),
+            };
+            run_sender(
+                &mut m,
+                &tx.sock,
+                1,
+                &clock,
+                clock.now() + 1000 * NS_PER_MS,
+                &stop,
+                &probe_tx,
+            )
+            .unwrap();
             m
         });
         let t = t.join().unwrap();
@@ -237,12 +306,25 @@ fn maxnet_prices_are_written_with_valid_checksums() {
     let c = fin.emulator.counters(emulator::Dir::Fwd);
     let price = cclab_cc::maxnet_wire::decode_price(got.max_field);
     eprintln!("maxnet: sent {sent}, received {}, field writes {}, max price {price:?}, UDP checksum errors {errs}", got.pkts, c.field_writes);
-    assert_eq!(errs, 0, "rewritten packets failed the kernel's UDP checksum");
-    assert!(c.field_writes > sent / 2, "router wrote {} of {sent}", c.field_writes);
-    assert_eq!(got.pkts, c.delivered, "every delivered packet reached the endpoint");
+    assert_eq!(
+        errs, 0,
+        "rewritten packets failed the kernel's UDP checksum"
+    );
+    assert!(
+        c.field_writes > sent / 2,
+        "router wrote {} of {sent}",
+        c.field_writes
+    );
+    assert_eq!(
+        got.pkts, c.delivered,
+        "every delivered packet reached the endpoint"
+    );
     // The integrator starts at p_min (eq. 11) and climbs by the excess (19.5 − 18.8) Mbit/s / 20 Mbit/s per
     // second: ≈ 0.035 s above p_min after 1 s. Half of that is a safe lower bound on a loaded machine.
     let pmin = cclab_cc::maxnet_wire::p_min(20e6, cclab_cc::maxnet_wire::DEFAULT_T);
     let p = price.expect("a price field");
-    assert!(p > pmin + 0.015 && p < pmin + 0.06, "price {p} vs p_min {pmin}");
+    assert!(
+        p > pmin + 0.015 && p < pmin + 0.06,
+        "price {p} vs p_min {pmin}"
+    );
 }

@@ -39,7 +39,8 @@ fn kernel_cubic_fills_the_emulated_link() {
     if skip() {
         return;
     }
-    let spec: RunSpec = serde_json::from_str(&spec_json("kernel:cubic", 50e6, 0.02, 4.0, [1.0, 4.0])).unwrap();
+    let spec: RunSpec =
+        serde_json::from_str(&spec_json("kernel:cubic", 50e6, 0.02, 4.0, [1.0, 4.0])).unwrap();
     let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
     let f = &r.flows[0];
     let l = &r.links[0];
@@ -57,18 +58,34 @@ fn kernel_cubic_fills_the_emulated_link() {
     // The payload ceiling is 50 Mbit/s × 1448/1500 = 48.3 Mbit/s (TCP/IP + timestamp headers).
     // 0.90: the first loss episode can still fall inside the window on a loaded machine.
     let ceiling = 50e6 * 1448.0 / 1500.0;
-    assert!(f.goodput_bps > 0.90 * ceiling && f.goodput_bps < 1.01 * ceiling, "goodput {}", f.goodput_bps);
-    assert!(l.utilization > 0.93 && l.utilization < 1.005, "utilisation {}", l.utilization);
+    assert!(
+        f.goodput_bps > 0.90 * ceiling && f.goodput_bps < 1.01 * ceiling,
+        "goodput {}",
+        f.goodput_bps
+    );
+    assert!(
+        l.utilization > 0.93 && l.utilization < 1.005,
+        "utilisation {}",
+        l.utilization
+    );
     // RTT between the propagation RTT and propagation + a full buffer (40 + 40 ms).
-    assert!(f.mean_rtt > 0.040 && f.mean_rtt < 0.082, "mean RTT {}", f.mean_rtt);
+    assert!(
+        f.mean_rtt > 0.040 && f.mean_rtt < 0.082,
+        "mean RTT {}",
+        f.mean_rtt
+    );
     assert!(f.series.t.len() >= 35, "samples: {}", f.series.t.len());
 }
 
 #[test]
 fn bad_specs_name_the_field() {
-    let mut spec: RunSpec = serde_json::from_str(&spec_json("kernel:vegas", 50e6, 0.02, 1.0, [0.0, 1.0])).unwrap();
+    let mut spec: RunSpec =
+        serde_json::from_str(&spec_json("kernel:vegas", 50e6, 0.02, 1.0, [0.0, 1.0])).unwrap();
     let e = run::validate(&spec).unwrap_err().to_string();
-    assert!(e.starts_with("flows[0].cc") && e.contains("kernel:cubic"), "{e}");
+    assert!(
+        e.starts_with("flows[0].cc") && e.contains("kernel:cubic"),
+        "{e}"
+    );
     spec.flows[0].cc = "nosuch".into();
     let e = run::validate(&spec).unwrap_err().to_string();
     assert!(e.starts_with("flows[0].") && e.contains("nosuch"), "{e}");
@@ -93,7 +110,7 @@ fn namespace_refs(inodes: &[String]) -> Vec<String> {
         for l in links {
             if let Ok(t) = std::fs::read_link(&l) {
                 let t = t.to_string_lossy().into_owned();
-                if inodes.iter().any(|i| *i == t) {
+                if inodes.contains(&t) {
                     found.push(format!("{} -> {t}", l.display()));
                 }
             }
@@ -105,16 +122,32 @@ fn namespace_refs(inodes: &[String]) -> Vec<String> {
 /// Starts the binary on a long kernel-TCP run and returns it with its two namespace references.
 fn start_run(dir: &std::path::Path) -> (std::process::Child, Vec<String>) {
     let spec = dir.join("spec.json");
-    std::fs::write(&spec, spec_json("kernel:cubic", 20e6, 0.01, 30.0, [0.0, 30.0])).unwrap();
+    std::fs::write(
+        &spec,
+        spec_json("kernel:cubic", 20e6, 0.01, 30.0, [0.0, 30.0]),
+    )
+    .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab-net"))
-        .args(["run", "--spec", spec.to_str().unwrap(), "--out", dir.join("out.json").to_str().unwrap()])
+        .args([
+            "run",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--out",
+            dir.join("out.json").to_str().unwrap(),
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     // "cclab-net: hosts ready (netns net:[A] net:[B], pid P)"
-    let inodes: Vec<String> = line.split_whitespace().filter(|w| w.starts_with("net:[")).map(|w| w.trim_end_matches(',').to_string()).collect();
+    let inodes: Vec<String> = line
+        .split_whitespace()
+        .filter(|w| w.starts_with("net:["))
+        .map(|w| w.trim_end_matches(',').to_string())
+        .collect();
     assert_eq!(inodes.len(), 2, "ready line: {line:?}");
     (child, inodes)
 }
@@ -131,11 +164,16 @@ fn sigkill_mid_run_leaves_nothing_behind() {
         return;
     }
     let dir = tmpdir("kill");
-    let netns_before: Vec<_> = std::fs::read_dir("/run/netns").map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    let netns_before: Vec<_> = std::fs::read_dir("/run/netns")
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
     let (mut child, inodes) = start_run(&dir);
     std::thread::sleep(Duration::from_millis(1500));
     // While it runs, the namespaces exist (held by the run's descriptors): the check below means something.
-    assert!(!namespace_refs(&inodes).is_empty(), "namespaces not visible while running");
+    assert!(
+        !namespace_refs(&inodes).is_empty(),
+        "namespaces not visible while running"
+    );
     let pid = child.id();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
@@ -149,18 +187,32 @@ fn sigkill_mid_run_leaves_nothing_behind() {
         left = namespace_refs(&inodes);
     }
     assert!(left.is_empty(), "namespace references left: {left:?}");
-    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "process {pid} still exists");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "process {pid} still exists"
+    );
     // No process of the run survives: none has the dead run as its parent.
     for p in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(s) = std::fs::read_to_string(p.path().join("stat")) {
-            let ppid = s.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).unwrap_or("");
+            let ppid = s
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().nth(1))
+                .unwrap_or("");
             assert_ne!(ppid, pid.to_string(), "orphan {:?}", p.path());
         }
     }
-    let netns_after: Vec<_> = std::fs::read_dir("/run/netns").map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    let netns_after: Vec<_> = std::fs::read_dir("/run/netns")
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
     assert_eq!(netns_before, netns_after, "named namespaces changed");
     // and no cclab device appeared in this namespace
-    let devs: Vec<_> = std::fs::read_dir("/sys/class/net").unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("cclab")).collect();
+    let devs: Vec<_> = std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cclab"))
+        .collect();
     assert!(devs.is_empty(), "{devs:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -178,8 +230,13 @@ fn sigint_ends_the_run_with_a_partial_result() {
     let t0 = Instant::now();
     let st = child.wait().unwrap();
     assert!(st.success(), "exit status {st}");
-    assert!(t0.elapsed() < Duration::from_secs(3), "took {:?} to stop", t0.elapsed());
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(3),
+        "took {:?} to stop",
+        t0.elapsed()
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
     assert_eq!(r["net"]["interrupted"], true);
     let gp = r["flows"][0]["series"]["goodput_bps"].as_array().unwrap();
     assert!(gp.len() >= 10 && gp.len() < 40, "samples {}", gp.len());

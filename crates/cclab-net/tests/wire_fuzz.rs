@@ -8,17 +8,39 @@ use cclab_transport::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 use proptest::prelude::*;
 
 fn data_strategy() -> impl Strategy<Value = Repr> {
-    (any::<u32>(), any::<u64>(), 0u32..1600, any::<u8>(), any::<u64>(), 0..=FIELD_MASK, any::<bool>(), any::<bool>())
-        .prop_map(|(flow_id, seq, payload, flags, ts, fwd_field, ect, ce)| Repr {
-            flow_id,
-            body: Body::Data(DataSegment { seq, payload, flags, ts, fwd_field, ect, ce }),
-        })
+    (
+        any::<u32>(),
+        any::<u64>(),
+        0u32..1600,
+        any::<u8>(),
+        any::<u64>(),
+        0..=FIELD_MASK,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(flow_id, seq, payload, flags, ts, fwd_field, ect, ce)| Repr {
+                flow_id,
+                body: Body::Data(DataSegment {
+                    seq,
+                    payload,
+                    flags,
+                    ts,
+                    fwd_field,
+                    ect,
+                    ce,
+                }),
+            },
+        )
 }
 
 fn ack_strategy() -> impl Strategy<Value = Repr> {
     let block = (any::<u64>(), 1u64..1 << 20).prop_map(|(s, len)| {
         let s = s >> 1; // leave room so start + len cannot overflow
-        SackBlock { start: s, end: s + len }
+        SackBlock {
+            start: s,
+            end: s + len,
+        }
     });
     (
         any::<u32>(),
@@ -27,25 +49,33 @@ fn ack_strategy() -> impl Strategy<Value = Repr> {
         (any::<u64>(), any::<u64>(), any::<u64>()),
         (any::<u8>(), any::<u32>(), 0..=FIELD_MASK, any::<bool>()),
     )
-        .prop_map(|(flow_id, cum_ack, blocks, (ts_echo, rx_time, acked_seq), (acked_flags, acked_bytes, echo_field, ece))| {
-            let mut sack = [SackBlock::default(); MAX_SACK_BLOCKS];
-            sack[..blocks.len()].copy_from_slice(&blocks);
-            Repr {
+        .prop_map(
+            |(
                 flow_id,
-                body: Body::Ack(AckSegment {
-                    cum_ack,
-                    sack,
-                    n_sack: blocks.len() as u8,
-                    ts_echo,
-                    rx_time,
-                    acked_seq,
-                    acked_flags,
-                    acked_bytes,
-                    echo_field,
-                    ece,
-                }),
-            }
-        })
+                cum_ack,
+                blocks,
+                (ts_echo, rx_time, acked_seq),
+                (acked_flags, acked_bytes, echo_field, ece),
+            )| {
+                let mut sack = [SackBlock::default(); MAX_SACK_BLOCKS];
+                sack[..blocks.len()].copy_from_slice(&blocks);
+                Repr {
+                    flow_id,
+                    body: Body::Ack(AckSegment {
+                        cum_ack,
+                        sack,
+                        n_sack: blocks.len() as u8,
+                        ts_echo,
+                        rx_time,
+                        acked_seq,
+                        acked_flags,
+                        acked_bytes,
+                        echo_field,
+                        ece,
+                    }),
+                }
+            },
+        )
 }
 
 fn repr_strategy() -> impl Strategy<Value = Repr> {
@@ -55,14 +85,36 @@ fn repr_strategy() -> impl Strategy<Value = Repr> {
 /// Every accessor of a checked packet, exercised (a panic anywhere fails the test).
 fn touch_all(b: &[u8]) -> Result<Repr, Error> {
     if let Ok(p) = Packet::new_checked_prefix(b) {
-        let _ = (p.kind(), p.flags(), p.flow_id(), p.router_field(), p.ect(), p.ce(), p.ece());
+        let _ = (
+            p.kind(),
+            p.flags(),
+            p.flow_id(),
+            p.router_field(),
+            p.ect(),
+            p.ce(),
+            p.ece(),
+        );
     }
     let p = Packet::new_checked(b)?;
-    let _ = (p.kind(), p.flags(), p.flow_id(), p.router_field(), p.ect(), p.ce(), p.ece());
+    let _ = (
+        p.kind(),
+        p.flags(),
+        p.flow_id(),
+        p.router_field(),
+        p.ect(),
+        p.ce(),
+        p.ece(),
+    );
     if p.is_data() {
         let _ = (p.seq(), p.ts(), p.payload_len());
     } else {
-        let _ = (p.cum_ack(), p.ts_echo(), p.rx_time(), p.acked_seq(), p.acked_bytes());
+        let _ = (
+            p.cum_ack(),
+            p.ts_echo(),
+            p.rx_time(),
+            p.acked_seq(),
+            p.acked_bytes(),
+        );
         for i in 0..p.n_sack() {
             let _ = p.sack(i);
         }
@@ -99,7 +151,7 @@ proptest! {
     fn random_bytes_never_panic(mut b in proptest::collection::vec(any::<u8>(), 0..200), prefix in 0u8..3) {
         if prefix == 0 && !b.is_empty() {
             b[0] = 0xCC;
-            if b.len() > 1 { b[1] = 0x10 | (b[1] & 0x0F) % 3; }
+            if b.len() > 1 { b[1] = 0x10 | ((b[1] & 0x0F) % 3); }
         }
         if let Ok(r) = touch_all(&b) {
             prop_assert!(reemits_identically(&r, &b));

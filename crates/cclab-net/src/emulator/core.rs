@@ -59,7 +59,10 @@ impl LinkConfig {
         LinkConfig {
             rate_bps,
             delay,
-            limit: BufferLimit { pkts: Some(buffer_pkts), bytes: None },
+            limit: BufferLimit {
+                pkts: Some(buffer_pkts),
+                bytes: None,
+            },
             queue: "droptail".into(),
             queue_params: Params::new(),
             loss: 0.0,
@@ -73,18 +76,29 @@ impl LinkConfig {
         LinkConfig {
             rate_bps: l.rate_bps,
             delay: from_secs(l.delay),
-            limit: BufferLimit { pkts: l.buffer_pkts, bytes: l.buffer_bytes },
+            limit: BufferLimit {
+                pkts: l.buffer_pkts,
+                bytes: l.buffer_bytes,
+            },
             queue: l.queue.clone(),
             queue_params: l.queue_params.clone(),
             loss: l.loss,
-            loss_schedule: l.loss_schedule.iter().map(|&(t, p)| (from_secs(t), p)).collect(),
+            loss_schedule: l
+                .loss_schedule
+                .iter()
+                .map(|&(t, p)| (from_secs(t), p))
+                .collect(),
             loss_data_only: l.loss_data_only,
             packet_size,
         }
     }
 
     fn loss_at(&self, t: Nanos) -> f64 {
-        self.loss_schedule.iter().rev().find(|(s, _)| *s <= t).map_or(self.loss, |&(_, p)| p)
+        self.loss_schedule
+            .iter()
+            .rev()
+            .find(|(s, _)| *s <= t)
+            .map_or(self.loss, |&(_, p)| p)
     }
 }
 
@@ -148,7 +162,10 @@ struct Link {
 
 impl Link {
     fn qlen(&self) -> QueueLen {
-        QueueLen { pkts: self.queue.len() as u32, bytes: self.qbytes }
+        QueueLen {
+            pkts: self.queue.len() as u32,
+            bytes: self.qbytes,
+        }
     }
 
     /// When the queue's head starts transmission, if there is one.
@@ -171,7 +188,10 @@ struct Access {
 
 impl Access {
     fn line_for(&self, port: u16) -> Option<usize> {
-        self.by_port.iter().find(|(p, _)| *p == port).map(|&(_, i)| i)
+        self.by_port
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|&(_, i)| i)
     }
 }
 
@@ -192,7 +212,11 @@ impl Emulator {
     /// Builds the two links (`fwd` = link 0, `rev` = link 1); `seed` seeds the per-link RNG streams.
     pub fn new(fwd: LinkConfig, rev: LinkConfig, seed: u64) -> Result<Self, ParamError> {
         let mk = |cfg: LinkConfig, i: u64| -> Result<Link, ParamError> {
-            let env = LinkEnv { rate_bps: cfg.rate_bps, limit: cfg.limit, packet_size: cfg.packet_size };
+            let env = LinkEnv {
+                rate_bps: cfg.rate_bps,
+                limit: cfg.limit,
+                packet_size: cfg.packet_size,
+            };
             let qdisc = build_queue(&cfg.queue, &cfg.queue_params, &env)?;
             let next_tick = qdisc.tick_interval();
             Ok(Link {
@@ -208,8 +232,16 @@ impl Emulator {
                 cfg,
             })
         };
-        let empty = || Access { lines: Vec::new(), by_port: Vec::new() };
-        Ok(Emulator { links: [mk(fwd, 0)?, mk(rev, 1)?], access: [empty(), empty()], pool: Vec::new(), ingress: Default::default() })
+        let empty = || Access {
+            lines: Vec::new(),
+            by_port: Vec::new(),
+        };
+        Ok(Emulator {
+            links: [mk(fwd, 0)?, mk(rev, 1)?],
+            access: [empty(), empty()],
+            pool: Vec::new(),
+            ingress: Default::default(),
+        })
     }
 
     /// Adds a per-flow access delay: packets to `port` (forward) get `fwd` extra delay before link 0,
@@ -223,7 +255,10 @@ impl Emulator {
             let i = match a.lines.iter().position(|l| l.delay == extra) {
                 Some(i) => i,
                 None => {
-                    a.lines.push(DelayLine { delay: extra, q: VecDeque::new() });
+                    a.lines.push(DelayLine {
+                        delay: extra,
+                        q: VecDeque::new(),
+                    });
                     a.lines.len() - 1
                 }
             };
@@ -262,7 +297,11 @@ impl Emulator {
             }
         };
         let d = dir as usize;
-        let port = if dir == Dir::Fwd { info.dst_port } else { info.src_port };
+        let port = if dir == Dir::Fwd {
+            info.dst_port
+        } else {
+            info.src_port
+        };
         let pkt = Pkt { buf, info };
         match self.access[d].line_for(port) {
             Some(i) => {
@@ -398,7 +437,11 @@ impl Emulator {
 
     /// When something next happens (a delivery or an internal event).
     pub fn next_deadline(&self) -> Option<Nanos> {
-        let deliveries = self.links.iter().filter_map(|l| l.prop.front().map(|(t, _)| *t)).min();
+        let deliveries = self
+            .links
+            .iter()
+            .filter_map(|l| l.prop.front().map(|(t, _)| *t))
+            .min();
         match (deliveries, self.next_internal().map(|(t, _)| t)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -413,7 +456,12 @@ impl Emulator {
         let l = &self.links[d as usize];
         let mut state = Vec::new();
         l.qdisc.state(&mut state);
-        LinkSnapshot { queue_pkts: l.queue.len() as u32, queue_bytes: l.qbytes, counters: l.counters, state }
+        LinkSnapshot {
+            queue_pkts: l.queue.len() as u32,
+            queue_bytes: l.qbytes,
+            counters: l.counters,
+            state,
+        }
     }
 
     pub fn queue_name(&self, d: Dir) -> &'static str {
@@ -428,7 +476,14 @@ mod tests {
     use cclab_cc::time::{NS_PER_MS, NS_PER_US};
 
     fn pkt(len: usize, dport: u16) -> Vec<u8> {
-        build_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, dport, 0, &vec![0u8; len - 28])
+        build_udp(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            1,
+            dport,
+            0,
+            &vec![0u8; len - 28],
+        )
     }
 
     /// Back-to-back arrivals leave exactly one transmission time apart and arrive one propagation
@@ -484,7 +539,10 @@ mod tests {
                 e.recycle(b);
             }
         }
-        assert_eq!(times, vec![2 * NS_PER_MS, 3 * NS_PER_MS, 4 * NS_PER_MS, 7 * NS_PER_MS]);
+        assert_eq!(
+            times,
+            vec![2 * NS_PER_MS, 3 * NS_PER_MS, 4 * NS_PER_MS, 7 * NS_PER_MS]
+        );
         e.on_packet(Dir::Fwd, 0, vec![0x60; 40]);
         e.on_packet(Dir::Fwd, 0, vec![0x45; 10]);
         assert_eq!((e.ingress.non_ipv4, e.ingress.malformed), (1, 1));

@@ -130,7 +130,10 @@ pub fn run_loop(
             break;
         }
         let mut wake = now + MAX_SLEEP;
-        for t in [emu.next_deadline(), next_sample, ctl.end].into_iter().flatten() {
+        for t in [emu.next_deadline(), next_sample, ctl.end]
+            .into_iter()
+            .flatten()
+        {
             wake = wake.min(t);
         }
         // Wake `early` before the deadline and spin (polling the TUN devices) for the rest: see
@@ -169,7 +172,10 @@ pub fn run_loop(
         }
         for (i, f) in fds[..2].iter().enumerate() {
             if f.revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
-                return Err(io::Error::other(format!("TUN device {i} failed (revents {:#x})", f.revents)));
+                return Err(io::Error::other(format!(
+                    "TUN device {i} failed (revents {:#x})",
+                    f.revents
+                )));
             }
             if f.revents & libc::POLLIN == 0 {
                 continue;
@@ -217,18 +223,35 @@ pub struct Running {
 
 /// Starts the emulator on a thread between TUN devices `tuns` (A, B). The descriptors must stay open
 /// until [`Running::stop`] returns (the [`crate::hosts::Dumbbell`] owning them outlives it).
-pub fn spawn(mut emu: Emulator, tuns: [RawFd; 2], clock: Clock, sample_every: Option<Nanos>) -> Running {
+pub fn spawn(
+    mut emu: Emulator,
+    tuns: [RawFd; 2],
+    clock: Clock,
+    sample_every: Option<Nanos>,
+) -> Running {
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
     let handle = std::thread::Builder::new()
         .name("cclab-emulator".into())
         .spawn(move || {
             let mut samples = Vec::new();
-            let ctl = LoopControl { stop: &s2, end: None, sample_every, spin_max: DEFAULT_SPIN_MAX };
+            let ctl = LoopControl {
+                stop: &s2,
+                end: None,
+                sample_every,
+                spin_max: DEFAULT_SPIN_MAX,
+            };
             let stats = run_loop(&mut emu, tuns, &clock, ctl, |t, e| {
-                samples.push(LinkSample { t, links: [e.snapshot(Dir::Fwd), e.snapshot(Dir::Rev)] })
+                samples.push(LinkSample {
+                    t,
+                    links: [e.snapshot(Dir::Fwd), e.snapshot(Dir::Rev)],
+                })
             })?;
-            Ok(Finished { emulator: emu, stats, samples })
+            Ok(Finished {
+                emulator: emu,
+                stats,
+                samples,
+            })
         })
         .expect("spawn emulator thread");
     Running { stop, handle }
@@ -238,6 +261,8 @@ impl Running {
     /// Asks the loop to stop (it notices within one bounded sleep) and waits for it.
     pub fn stop(self) -> io::Result<Finished> {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle.join().map_err(|_| io::Error::other("emulator thread panicked"))?
+        self.handle
+            .join()
+            .map_err(|_| io::Error::other("emulator thread panicked"))?
     }
 }
