@@ -83,6 +83,7 @@ pub struct FlowSeries {
     pub goodput_bps: Vec<f64>,
     pub cwnd_pkts: Vec<f64>,
     pub srtt: Vec<f64>,
+    pub min_rtt: Vec<f64>,
     pub sent_bytes: Vec<u64>,
     pub retransmits: Vec<u64>,
     pub state: BTreeMap<String, Vec<f64>>,
@@ -503,6 +504,7 @@ fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
         let ti = tcp::tcp_info(s.as_raw_fd()).unwrap_or_default();
         ser.cwnd_pkts.push(ti.cwnd_pkts as f64);
         ser.srtt.push(ti.srtt_ns as f64 * 1e-9);
+        ser.min_rtt.push(ti.min_rtt_ns as f64 * 1e-9);
         // Kernel TCP: bytes acked stands in for bytes sent (the kernel exports no byte count of
         // retransmissions; `retransmits` counts them in packets).
         ser.sent_bytes.push(ti.bytes_acked);

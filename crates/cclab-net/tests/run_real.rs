@@ -77,6 +77,53 @@ fn kernel_cubic_fills_the_emulated_link() {
     assert!(f.series.t.len() >= 35, "samples: {}", f.series.t.len());
 }
 
+/// Two kernel flows with different access delays (RTT 20 and 80 ms over one 30 Mbit/s bottleneck): the
+/// per-flow delay lines give each flow its own propagation RTT, seen by the kernel as `tcpi_min_rtt`.
+#[test]
+fn per_flow_access_delays_set_each_flows_rtt() {
+    if skip() {
+        return;
+    }
+    let mut spec: RunSpec =
+        serde_json::from_str(&spec_json("kernel:reno", 30e6, 0.005, 3.0, [1.0, 3.0])).unwrap();
+    let mut f2 = spec.flows[0].clone();
+    // flow 0: 10 ms of links + 5 + 5 ms access = 20 ms; flow 1: 10 + 35 + 35 = 80 ms
+    spec.flows[0].extra_delay_fwd = 0.005;
+    spec.flows[0].extra_delay_rev = 0.005;
+    f2.extra_delay_fwd = 0.035;
+    f2.extra_delay_rev = 0.035;
+    spec.flows.push(f2);
+    let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
+    for (f, want) in r.flows.iter().zip([0.020, 0.080]) {
+        let min_rtt = f
+            .series
+            .min_rtt
+            .iter()
+            .copied()
+            .filter(|x| *x > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "flow {}: min RTT {:.3} ms (configured {:.0}), goodput {:.1} Mbit/s",
+            f.id,
+            min_rtt * 1e3,
+            want * 1e3,
+            f.goodput_bps / 1e6
+        );
+        // The kernel's min RTT includes one 1500-byte transmission (0.4 ms at 30 Mbit/s), the ACK's,
+        // and the wake-up latency of the emulator (tens of µs): 1 ms covers it.
+        assert!(
+            min_rtt >= want && min_rtt < want + 0.001,
+            "flow {} min RTT {min_rtt}",
+            f.id
+        );
+    }
+    assert!(
+        r.links[0].utilization > 0.9,
+        "utilisation {}",
+        r.links[0].utilization
+    );
+}
+
 #[test]
 fn bad_specs_name_the_field() {
     let mut spec: RunSpec =
