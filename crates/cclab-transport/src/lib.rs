@@ -21,3 +21,8 @@ pub mod segment;
 
 pub use config::Config;
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
+pub mod receiver;
+pub mod sender;
+
+pub use receiver::Receiver;
+pub use sender::{Sender, SenderStats};

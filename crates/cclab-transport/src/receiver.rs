@@ -1,0 +1,255 @@
+//! The receiving endpoint: reassembly, cumulative ACK + SACK blocks (RFC 2018), delayed ACKs
+//! (RFC 1122 / RFC 5681 §4.2), timestamp echo and the per-packet echo fields the sender's algorithms use
+//! (receiver timestamp for packet-pair dispersion, the MaxNet forward field copied back, ECN-Echo).
+
+use crate::config::Config;
+use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
+use cclab_cc::cc::flags;
+use cclab_cc::time::Nanos;
+
+/// A run of received packets above the cumulative point.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    /// Payload bytes held in this range (the last packet of a finite flow may be short).
+    bytes: u64,
+    /// Arrival counter of the newest packet in the range, for RFC 2018 block ordering.
+    last_update: u64,
+}
+
+pub struct Receiver {
+    delayed_ack: u32,
+    delack_timeout: Nanos,
+    sack: bool,
+    rcv_nxt: u64,
+    delivered_bytes: u64,
+    received_pkts: u64,
+    /// Out-of-order ranges, sorted by start, disjoint, all above `rcv_nxt`.
+    ooo: Vec<Range>,
+    arrivals: u64,
+    /// In-order packets received since the last ACK.
+    unacked: u32,
+    delack_deadline: Option<Nanos>,
+    /// CE seen since the last ACK.
+    ce_pending: bool,
+    /// The packet whose fields the next ACK echoes.
+    last: Option<(DataSegment, Nanos)>,
+    ack_ready: bool,
+}
+
+impl Receiver {
+    pub fn new(cfg: &Config) -> Receiver {
+        Receiver {
+            delayed_ack: cfg.delayed_ack.max(1),
+            delack_timeout: cfg.delack_timeout,
+            sack: cfg.sack,
+            rcv_nxt: 0,
+            delivered_bytes: 0,
+            received_pkts: 0,
+            ooo: Vec::new(),
+            arrivals: 0,
+            unacked: 0,
+            delack_deadline: None,
+            ce_pending: false,
+            last: None,
+            ack_ready: false,
+        }
+    }
+
+    /// In-order application bytes delivered so far (the goodput counter).
+    pub fn delivered_bytes(&self) -> u64 {
+        self.delivered_bytes
+    }
+
+    /// Data packets received, duplicates included.
+    pub fn received_pkts(&self) -> u64 {
+        self.received_pkts
+    }
+
+    /// Next in-order packet expected.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn handle_data(&mut self, now: Nanos, seg: &DataSegment) {
+        self.received_pkts += 1;
+        self.arrivals += 1;
+        self.ce_pending |= seg.ce;
+        self.last = Some((*seg, now));
+        let seq = seg.seq;
+        let mut immediate = seg.flags & (flags::ACK_NOW | flags::PAIR_FIRST | flags::PAIR_SECOND) != 0;
+        if seq < self.rcv_nxt {
+            // Duplicate (spurious retransmission): ACK at once so the sender learns (RFC 5681 §4.2).
+            immediate = true;
+        } else if seq == self.rcv_nxt {
+            let had_holes = !self.ooo.is_empty();
+            self.rcv_nxt += 1;
+            self.delivered_bytes += seg.payload as u64;
+            // Pull in a range that now continues the in-order data.
+            if let Some(first) = self.ooo.first() {
+                if first.start == self.rcv_nxt {
+                    self.rcv_nxt = first.end;
+                    self.delivered_bytes += first.bytes;
+                    self.ooo.remove(0);
+                }
+            }
+            // Filling (part of) a hole must be ACKed at once (RFC 5681 §4.2).
+            immediate |= had_holes;
+            self.unacked += 1;
+        } else {
+            self.insert_ooo(seq, seg.payload as u64);
+            immediate = true; // out-of-order arrival: immediate duplicate ACK
+        }
+        if immediate || self.unacked >= self.delayed_ack {
+            self.ack_ready = true;
+            self.delack_deadline = None;
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.delack_timeout);
+        }
+    }
+
+    fn insert_ooo(&mut self, seq: u64, bytes: u64) {
+        let stamp = self.arrivals;
+        // Find the first range ending at or after seq.
+        let i = self.ooo.partition_point(|r| r.end < seq);
+        if i < self.ooo.len() && self.ooo[i].start <= seq && seq < self.ooo[i].end {
+            self.ooo[i].last_update = stamp; // duplicate of a buffered packet
+            return;
+        }
+        let joins_left = i < self.ooo.len() && self.ooo[i].end == seq;
+        let right = if joins_left { i + 1 } else { i };
+        let joins_right = right < self.ooo.len() && self.ooo[right].start == seq + 1;
+        match (joins_left, joins_right) {
+            (true, true) => {
+                let r = self.ooo.remove(right);
+                let l = &mut self.ooo[i];
+                l.end = r.end;
+                l.bytes += bytes + r.bytes;
+                l.last_update = stamp;
+            }
+            (true, false) => {
+                let l = &mut self.ooo[i];
+                l.end = seq + 1;
+                l.bytes += bytes;
+                l.last_update = stamp;
+            }
+            (false, true) => {
+                let r = &mut self.ooo[right];
+                r.start = seq;
+                r.bytes += bytes;
+                r.last_update = stamp;
+            }
+            (false, false) => {
+                self.ooo.insert(right, Range { start: seq, end: seq + 1, bytes, last_update: stamp });
+            }
+        }
+    }
+
+    /// The ACK to send now, if any.
+    pub fn poll_ack(&mut self, _now: Nanos) -> Option<AckSegment> {
+        if !self.ack_ready {
+            return None;
+        }
+        self.ack_ready = false;
+        self.unacked = 0;
+        let (seg, rx_time) = self.last?;
+        let mut ack = AckSegment {
+            cum_ack: self.rcv_nxt,
+            ts_echo: seg.ts,
+            rx_time,
+            acked_seq: seg.seq,
+            acked_flags: seg.flags,
+            acked_bytes: seg.payload,
+            echo_field: seg.fwd_field,
+            ece: self.ce_pending,
+            ..Default::default()
+        };
+        self.ce_pending = false;
+        if self.sack && !self.ooo.is_empty() {
+            // RFC 2018: the block holding the most recent arrival first, then the most recently
+            // updated others, so that repeated blocks survive ACK loss.
+            let mut order: Vec<usize> = (0..self.ooo.len()).collect();
+            order.sort_unstable_by(|a, b| self.ooo[*b].last_update.cmp(&self.ooo[*a].last_update));
+            for (k, &i) in order.iter().take(MAX_SACK_BLOCKS).enumerate() {
+                ack.sack[k] = SackBlock { start: self.ooo[i].start, end: self.ooo[i].end };
+                ack.n_sack += 1;
+            }
+        }
+        Some(ack)
+    }
+
+    /// The delayed-ACK deadline.
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        self.delack_deadline
+    }
+
+    pub fn handle_timeout(&mut self, now: Nanos) {
+        if let Some(d) = self.delack_deadline {
+            if now >= d {
+                self.delack_deadline = None;
+                if self.unacked > 0 {
+                    self.ack_ready = true;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u64) -> DataSegment {
+        DataSegment { seq, payload: 1000, ts: seq * 10, ..Default::default() }
+    }
+
+    #[test]
+    fn in_order_every_packet_acked() {
+        let mut r = Receiver::new(&Config { delayed_ack: 1, ..Config::default() });
+        for s in 0..3 {
+            r.handle_data(s, &seg(s));
+            let a = r.poll_ack(s).unwrap();
+            assert_eq!(a.cum_ack, s + 1);
+            assert_eq!(a.ts_echo, s * 10);
+        }
+        assert_eq!(r.delivered_bytes(), 3000);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_packet_and_timer() {
+        let mut r = Receiver::new(&Config { delayed_ack: 2, delack_timeout: 200, ..Config::default() });
+        r.handle_data(0, &seg(0));
+        assert!(r.poll_ack(0).is_none());
+        assert_eq!(r.poll_timeout(), Some(200));
+        r.handle_data(5, &seg(1));
+        assert_eq!(r.poll_ack(5).unwrap().cum_ack, 2);
+        assert_eq!(r.poll_timeout(), None);
+        r.handle_data(10, &seg(2));
+        assert!(r.poll_ack(10).is_none());
+        r.handle_timeout(210);
+        assert_eq!(r.poll_ack(210).unwrap().cum_ack, 3);
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_and_hole_fill() {
+        let mut r = Receiver::new(&Config::default());
+        r.handle_data(0, &seg(0));
+        r.poll_ack(0);
+        for s in [2, 3, 6, 7, 5] {
+            r.handle_data(s, &seg(s));
+        }
+        let a = r.poll_ack(1).unwrap();
+        assert_eq!(a.cum_ack, 1);
+        assert_eq!(a.n_sack, 2);
+        assert_eq!(a.sack[0], SackBlock { start: 5, end: 8 });
+        assert_eq!(a.sack[1], SackBlock { start: 2, end: 4 });
+        r.handle_data(2, &seg(1));
+        let a = r.poll_ack(2).unwrap();
+        assert_eq!((a.cum_ack, a.n_sack), (4, 1));
+        r.handle_data(3, &seg(4));
+        let a = r.poll_ack(3).unwrap();
+        assert_eq!((a.cum_ack, a.n_sack), (8, 0));
+        assert_eq!(r.delivered_bytes(), 8000);
+    }
+}
