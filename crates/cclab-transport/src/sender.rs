@@ -97,6 +97,9 @@ pub struct Sender {
 
     next_send: Nanos,
     pair_pending: bool,
+    /// Fast retransmit: the first retransmission of a recovery leaves regardless of the window
+    /// (RFC 6675 §5 step 4.3, RFC 5681 §3.2 step 2).
+    force_retx: bool,
     app_limited: bool,
     delivered: u64,
     stats: SenderStats,
@@ -145,6 +148,7 @@ impl Sender {
             rto_deadline: None,
             next_send: 0,
             pair_pending: false,
+            force_retx: false,
             app_limited: false,
             delivered: 0,
             stats: SenderStats::default(),
@@ -250,7 +254,9 @@ impl Sender {
             return None;
         }
         let pair_second = self.pair_pending;
-        if !pair_second {
+        let forced = self.force_retx && self.n_lost > self.n_retx;
+        self.force_retx = false;
+        if !pair_second && !forced {
             if now < self.next_send {
                 return None;
             }
@@ -516,6 +522,7 @@ impl Sender {
             ecn,
         });
         if !ecn {
+            self.force_retx = true;
             self.phase = Phase::Fast;
             self.recover = self.snd_nxt;
             self.stats.fast_recoveries += 1;
