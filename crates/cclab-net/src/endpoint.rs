@@ -6,21 +6,18 @@
 //! Pacing comes from the machine's `poll_timeout`: the loop sleeps in `ppoll` on the socket and a
 //! timerfd armed for that absolute time (timer slack 1 ns), so a paced sender wakes within a few µs.
 //!
-//! Status: `cclab_transport::{Sender, Receiver}` are not in the tree yet (only their segment and config
-//! types are). The socket loops, wire coding, ECN and malformed-datagram handling are complete and
-//! tested with a test machine; flows of our algorithms are validated (name and parameters through
-//! `cclab_cc::registry::build_sender`) but refused at run time with [`TRANSPORT_MISSING`] until the two
-//! trait impls for the transport's types are added (a few lines each: every trait method is one of
-//! theirs).
+//! The transport's own types implement the traits (`cclab_transport::{Sender, Receiver}`); test
+//! machines implement them too (see `tests/endpoint_real.rs`).
 
 use std::io;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cclab_cc::registry::{build_sender, SenderEnv};
-use cclab_cc::time::{Nanos, NS_PER_MS};
-use cclab_transport::{AckSegment, DataSegment};
+use cclab_cc::algorithms::reno::Recovery;
+use cclab_cc::registry::{build_sender, BuiltSender, SenderEnv};
+use cclab_cc::time::{from_secs, Nanos, NS_PER_MS};
+use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
 
 use crate::hosts::Dumbbell;
 use crate::run::FlowProbe;
@@ -33,17 +30,68 @@ use crate::wire::{Body, Repr};
 /// counts them.
 pub const WIRE_OVERHEAD: u32 = 20 + 8 + crate::wire::DATA_HEADER_LEN as u32;
 
-pub const TRANSPORT_MISSING: &str =
-    "cclab_transport::Sender/Receiver are not available in this build; only kernel:<cc> flows can run";
-
 /// The sender side of the transport's driver contract.
 pub trait SenderMachine {
     fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment>;
     fn poll_timeout(&self) -> Option<Nanos>;
     fn handle_timeout(&mut self, now: Nanos);
     fn handle_ack(&mut self, now: Nanos, ack: &AckSegment);
+    /// Stop sending new data (the flow's `stop` time); outstanding data is still recovered.
+    fn stop_sending(&mut self) {}
+    /// After `stop_sending`: nothing is left to recover, the loop may return.
+    fn is_finished(&self) -> bool {
+        true
+    }
     /// Publishes cwnd, RTT, counters and algorithm state for the sampler.
     fn publish(&self, probe: &FlowProbe);
+}
+
+impl SenderMachine for Sender {
+    fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment> {
+        Sender::poll_transmit(self, now)
+    }
+    fn poll_timeout(&self) -> Option<Nanos> {
+        Sender::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Nanos) {
+        Sender::handle_timeout(self, now)
+    }
+    fn handle_ack(&mut self, now: Nanos, ack: &AckSegment) {
+        Sender::handle_ack(self, now, ack)
+    }
+    fn stop_sending(&mut self) {
+        self.stop()
+    }
+    fn is_finished(&self) -> bool {
+        Sender::is_finished(self)
+    }
+    fn publish(&self, p: &FlowProbe) {
+        let st = self.stats();
+        p.cwnd_bits
+            .store(self.cc().cwnd().to_bits(), Ordering::Relaxed);
+        p.srtt_ns.store(self.srtt(), Ordering::Relaxed);
+        p.min_rtt_ns.store(self.min_rtt(), Ordering::Relaxed);
+        p.retransmits.store(st.retransmits, Ordering::Relaxed);
+        p.timeouts.store(st.timeouts, Ordering::Relaxed);
+    }
+}
+
+impl ReceiverMachine for Receiver {
+    fn handle_data(&mut self, now: Nanos, seg: &DataSegment) {
+        Receiver::handle_data(self, now, seg)
+    }
+    fn poll_ack(&mut self, now: Nanos) -> Option<AckSegment> {
+        Receiver::poll_ack(self, now)
+    }
+    fn poll_timeout(&self) -> Option<Nanos> {
+        Receiver::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Nanos) {
+        Receiver::handle_timeout(self, now)
+    }
+    fn delivered_bytes(&self) -> u64 {
+        Receiver::delivered_bytes(self)
+    }
 }
 
 /// The receiver side of the transport's driver contract.
@@ -62,8 +110,9 @@ fn would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
 }
 
-/// Runs a sender on a connected, non-blocking UDP socket until `stop_at` or `stop`. Datagrams that are
-/// not a valid ACK of `flow_id` are counted in `probe.malformed` and dropped.
+/// Runs a sender on a connected, non-blocking UDP socket. At `stop_at` it stops sending new data and
+/// returns once the machine has nothing left to recover (or at `stop`). Datagrams that are not a valid
+/// ACK of `flow_id` are counted in `probe.malformed` and dropped.
 pub fn run_sender<S: SenderMachine>(
     m: &mut S,
     sock: &UdpSocket,
@@ -80,9 +129,15 @@ pub fn run_sender<S: SenderMachine>(
     let mut tx: Vec<u8> = Vec::with_capacity(2048);
     // A datagram the socket refused (send buffer full): retried when the socket is writable.
     let mut pending = false;
+    let mut stopped = false;
     loop {
         let now = clock.now();
-        if stop.load(Ordering::Relaxed) || now >= stop_at {
+        if now >= stop_at && !stopped {
+            m.stop_sending();
+            stopped = true;
+        }
+        if stop.load(Ordering::Relaxed) || (stopped && m.is_finished()) {
+            m.publish(probe);
             return Ok(());
         }
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
@@ -130,7 +185,10 @@ pub fn run_sender<S: SenderMachine>(
             }
         }
         m.publish(probe);
-        let mut wake = (now + MAX_SLEEP).min(stop_at);
+        let mut wake = now + MAX_SLEEP;
+        if !stopped {
+            wake = wake.min(stop_at);
+        }
         if let Some(t) = m.poll_timeout() {
             wake = wake.min(t);
         }
@@ -261,16 +319,38 @@ fn tune(sock: &UdpSocket) -> io::Result<()> {
     sock.set_nonblocking(true)
 }
 
+/// The transport's settings for a flow on the real datapath: the spec's, with the payload per packet
+/// reduced so that IP packets are `packet_size` bytes (see [`WIRE_OVERHEAD`]).
+pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
+    let t = &f.transport;
+    Config {
+        mss: t.packet_size.saturating_sub(WIRE_OVERHEAD).max(1),
+        header_bytes: WIRE_OVERHEAD,
+        initial_cwnd: t.initial_cwnd,
+        delayed_ack: t.delayed_ack.max(1),
+        delack_timeout: from_secs(t.delack_timeout),
+        min_rto: from_secs(t.min_rto),
+        sack: t.sack,
+        recovery: recovery.unwrap_or(if t.sack {
+            Recovery::Sack
+        } else {
+            Recovery::NewReno
+        }),
+        ..Config::default()
+    }
+}
+
 /// A receiver's socket, bound in host B before the run starts.
 pub struct ReceiverSetup {
     pub sock: UdpSocket,
     pub flow_id: u32,
+    cfg: Config,
 }
 
 impl ReceiverSetup {
     pub fn bind(
         hosts: &Dumbbell,
-        _f: &FlowSpec,
+        f: &FlowSpec,
         port: u16,
         flow_id: u32,
     ) -> io::Result<ReceiverSetup> {
@@ -280,23 +360,27 @@ impl ReceiverSetup {
             .run_in(|| UdpSocket::bind((hosts.b.addr, port)))??;
         tune(&sock)?;
         sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
-        Ok(ReceiverSetup { sock, flow_id })
+        Ok(ReceiverSetup {
+            sock,
+            flow_id,
+            cfg: transport_config(f, None),
+        })
     }
 
-    /// Runs the transport's receiver for this flow.
-    pub fn run(self, _clock: &Clock, _stop: &AtomicBool, _p: &FlowProbe) -> io::Result<()> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            TRANSPORT_MISSING,
-        ))
+    /// Runs the transport's receiver for this flow until `stop`.
+    pub fn run(self, clock: &Clock, stop: &AtomicBool, p: &FlowProbe) -> io::Result<()> {
+        let mut m = Receiver::new(&self.cfg);
+        run_receiver(&mut m, &self.sock, self.flow_id, clock, stop, p)
     }
 }
 
-/// A sender's socket, bound in host A and connected to its receiver.
+/// A sender's socket, bound in host A and connected to its receiver, and its algorithm.
 pub struct SenderSetup {
     pub sock: UdpSocket,
     pub flow_id: u32,
-    pub cc: String,
+    cfg: Config,
+    built: BuiltSender,
+    size: Option<u64>,
 }
 
 impl SenderSetup {
@@ -307,6 +391,8 @@ impl SenderSetup {
         dst: SocketAddr,
         flow_id: u32,
     ) -> io::Result<SenderSetup> {
+        let built = build_sender(cc, &f.params, &sender_env(f))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
         tune(&sock)?;
         sock.connect(dst)?;
@@ -314,25 +400,36 @@ impl SenderSetup {
             // ECT(0) on every datagram: the emulator's marking disciplines may then set CE.
             sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, 0b10)?;
         }
+        let cfg = transport_config(f, built.recovery);
         Ok(SenderSetup {
             sock,
             flow_id,
-            cc: cc.to_string(),
+            cfg,
+            built,
+            size: f.size,
         })
     }
 
-    /// Runs the transport's sender for this flow from `start` to `stop_at`.
+    /// Runs the transport's sender for this flow: starts at `start`, stops sending new data at
+    /// `stop_at`, returns when everything is acknowledged after that, or at `stop`.
     pub fn run(
         self,
-        _clock: &Clock,
-        _start: Nanos,
-        _stop_at: Nanos,
-        _stop: &AtomicBool,
-        _p: &FlowProbe,
+        clock: &Clock,
+        start: Nanos,
+        stop_at: Nanos,
+        stop: &AtomicBool,
+        p: &FlowProbe,
     ) -> io::Result<()> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            TRANSPORT_MISSING,
-        ))
+        crate::run::sleep_until(clock, start, stop);
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut m = Sender::new(self.cfg, self.built.cc, self.size, clock.now());
+        let r = run_sender(&mut m, &self.sock, self.flow_id, clock, stop_at, stop, p);
+        if let Ok(mut st) = p.state.lock() {
+            st.clear();
+            m.cc().state(&mut st);
+        }
+        r
     }
 }

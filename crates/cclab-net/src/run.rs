@@ -245,15 +245,6 @@ pub fn run(
     on_ready: impl FnOnce([u64; 2]),
 ) -> Result<RunResult, RunError> {
     validate(spec)?;
-    if spec
-        .flows
-        .iter()
-        .any(|f| matches!(flow_kind(&f.cc), FlowKind::Ours(_)))
-    {
-        return Err(RunError::Unavailable(
-            crate::endpoint::TRANSPORT_MISSING.into(),
-        ));
-    }
     if let Some(why) = sys::unavailable_reason() {
         return Err(RunError::Unavailable(why));
     }

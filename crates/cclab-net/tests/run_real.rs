@@ -125,6 +125,51 @@ fn per_flow_access_delays_set_each_flows_rtt() {
     );
 }
 
+/// Our transport (cclab_transport::Sender/Receiver with the NewReno algorithm of cclab-cc) over UDP
+/// through the emulator: after slow start it fills a 50 Mbit/s link with a BDP buffer.
+#[test]
+fn our_newreno_fills_the_emulated_link() {
+    if skip() {
+        return;
+    }
+    let spec: RunSpec =
+        serde_json::from_str(&spec_json("newreno", 50e6, 0.02, 4.0, [1.5, 4.0])).unwrap();
+    let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
+    let f = &r.flows[0];
+    let l = &r.links[0];
+    eprintln!(
+        "our newreno: goodput {:.2} Mbit/s, mean RTT {:.1} ms, mean cwnd {:.0}, retransmits {}, timeouts {}, utilisation {:.3}, mean queue {:.0}",
+        f.goodput_bps / 1e6,
+        f.mean_rtt * 1e3,
+        f.mean_cwnd_pkts,
+        f.retransmits,
+        f.timeouts,
+        l.utilization,
+        l.mean_queue_pkts
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(f.malformed, 0);
+    // Payload ceiling: 50 Mbit/s × 1440/1500 (our 60 header bytes). After the slow-start overshoot
+    // (t < 1.5 s) a Reno flow with a BDP buffer never drains the queue: 3 % covers the sampling edges.
+    let ceiling = 50e6 * 1440.0 / 1500.0;
+    assert!(
+        f.goodput_bps > 0.97 * ceiling && f.goodput_bps < 1.01 * ceiling,
+        "goodput {}",
+        f.goodput_bps
+    );
+    // RTT between propagation (40 ms) and propagation + a full BDP buffer (80 ms).
+    assert!(
+        f.mean_rtt > 0.040 && f.mean_rtt < 0.080,
+        "mean RTT {}",
+        f.mean_rtt
+    );
+    assert!(
+        f.mean_cwnd_pkts > 150.0 && f.mean_cwnd_pkts < 340.0,
+        "cwnd {}",
+        f.mean_cwnd_pkts
+    );
+}
+
 #[test]
 fn bad_specs_name_the_field() {
     let mut spec: RunSpec =
