@@ -1,1 +1,28 @@
-//! placeholder module root; see docs/architecture.md
+//! cclab-sim: a deterministic packet-level discrete-event simulator driving the sans-IO transport.
+//!
+//! Entry points: [`run`] (a [`spec::RunSpec`] in, a [`result::RunResult`] out) and [`run_json`].
+//! Time is integer nanoseconds, events are ordered by (time, insertion sequence), randomness comes
+//! from per-component seeded streams: the same spec gives the same result, bit for bit.
+
+pub mod events;
+pub mod result;
+pub mod sim;
+pub mod spec;
+pub mod traffic;
+
+pub use result::RunResult;
+pub use sim::{SimError, Simulation};
+pub use spec::RunSpec;
+
+/// Runs a simulation. `progress` receives the simulated time (s) at most every ~0.25 s of wall time
+/// and may return false to abort.
+pub fn run(spec: &RunSpec, progress: Option<&mut dyn FnMut(f64) -> bool>) -> Result<RunResult, SimError> {
+    Ok(Simulation::new(spec)?.run(progress))
+}
+
+/// Runs a simulation from its JSON spec.
+pub fn run_json(spec_json: &str) -> Result<RunResult, SimError> {
+    let spec: RunSpec = serde_json::from_str(spec_json)
+        .map_err(|e| SimError { field: "spec".into(), message: e.to_string() })?;
+    run(&spec, None)
+}

@@ -1,0 +1,139 @@
+//! What a run returns: per-flow and per-link statistics over the measurement window (exact, from
+//! counter snapshots at the window edges), columnar time series, conservation counters, warnings.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Named f64 columns of equal length. Keys that a row does not have are NaN.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Series {
+    pub rows: usize,
+    pub columns: BTreeMap<String, Vec<f64>>,
+}
+
+impl Series {
+    /// Starts a new row; values set afterwards with [`Series::set`] land in it.
+    pub fn new_row(&mut self) {
+        self.rows += 1;
+        for c in self.columns.values_mut() {
+            c.push(f64::NAN);
+        }
+    }
+
+    /// Sets `key` in the current row (creating the column, NaN-filled, on first use).
+    pub fn set(&mut self, key: &str, v: f64) {
+        let rows = self.rows;
+        let col = match self.columns.get_mut(key) {
+            Some(c) => c,
+            None => self.columns.entry(key.to_string()).or_insert_with(|| vec![f64::NAN; rows]),
+        };
+        if let Some(last) = col.last_mut() {
+            *last = v;
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowResult {
+    pub id: u32,
+    pub group: u32,
+    pub cc: String,
+    /// Configured round-trip propagation delay, seconds.
+    pub rtt: f64,
+    /// Start time actually used (after drawing a random start), seconds.
+    pub start: f64,
+    /// Completion time of a finite flow (all data acknowledged), seconds.
+    pub finish: Option<f64>,
+    /// Application bytes delivered in order in the window × 8 / window length.
+    pub goodput_bps: f64,
+    /// Wire bits sent in the window (retransmissions included) / window length.
+    pub throughput_bps: f64,
+    pub mean_cwnd_pkts: f64,
+    /// Mean of the RTT samples taken in the window, seconds (NaN if none).
+    pub mean_rtt: f64,
+    pub min_rtt: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub delivered_bytes: u64,
+    pub sent_pkts: u64,
+    pub received_pkts: u64,
+    /// Data packets of this flow dropped in the network (queue or random loss), whole run.
+    pub dropped_pkts: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LinkResult {
+    pub id: u32,
+    pub rate_bps: f64,
+    pub utilization: f64,
+    /// Queue drops (buffer full or AQM) in the window.
+    pub drops: u64,
+    pub marks: u64,
+    /// Random (Bernoulli / scheduled) losses in the window.
+    pub random_losses: u64,
+    pub mean_queue_pkts: f64,
+    pub max_queue_pkts: u64,
+    pub mean_queue_delay_s: f64,
+    pub p95_queue_delay_s: f64,
+    /// Packets that arrived at the link in the window (before loss/queue decisions).
+    pub arrivals: u64,
+    /// Data packets transmitted over the whole run.
+    pub data_pkts_tx: u64,
+    /// Drop probability over the window: (drops + random losses) / arrivals.
+    pub loss_rate: f64,
+}
+
+/// Packet accounting over the whole run: injected = delivered + dropped + in_network.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Conservation {
+    pub injected: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_network: u64,
+}
+
+impl Conservation {
+    pub fn holds(&self) -> bool {
+        self.injected == self.delivered + self.dropped + self.in_network
+    }
+}
+
+/// One record of the optional per-packet trace.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TraceRecord {
+    pub t: f64,
+    /// "enqueue" | "drop" | "loss" | "mark" | "deliver" as a small code: 0 enqueue, 1 drop, 2 random loss,
+    /// 3 mark, 4 deliver to host.
+    pub kind: u8,
+    pub link: i32,
+    pub flow: i32,
+    pub seq: u64,
+    /// 0 data, 1 ACK, 2 cross traffic.
+    pub pkt: u8,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunResult {
+    pub name: String,
+    pub seed: u64,
+    pub measure: [f64; 2],
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    /// Rows: one per (sample time, flow): t, flow, cwnd, ssthresh, pacing_bps, srtt, min_rtt,
+    /// in_flight, delivered_bytes, sent_bytes, retransmits, timeouts, + each algorithm's state keys.
+    pub flow_series: Series,
+    /// Rows: one per (sample time, link): t, link, queue_pkts, queue_bytes, drops, marks,
+    /// random_losses, tx_bytes, arrivals, + the queue discipline's state keys.
+    pub link_series: Series,
+    pub conservation: Conservation,
+    pub events: u64,
+    /// Data packets that crossed the most loaded link.
+    pub packets: u64,
+    /// Wall time of the event loop alone, seconds.
+    pub wall_s: f64,
+    pub warnings: Vec<String>,
+    pub trace: Vec<TraceRecord>,
+    /// True if the run was aborted by the progress callback.
+    pub aborted: bool,
+}

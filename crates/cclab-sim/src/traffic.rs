@@ -1,0 +1,96 @@
+//! Non-congestion-controlled cross traffic: constant bit rate, Poisson, and Pareto on/off (web-like)
+//! sources. Each source has its own RNG stream so adding one never perturbs another component.
+
+use crate::sim::Hop;
+use crate::spec::TrafficSpec;
+use cclab_cc::rng::{self, SimRng};
+use cclab_cc::time::{from_secs, Nanos};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Cbr,
+    Poisson,
+    OnOff { mean_on: f64, mean_off: f64, shape: f64 },
+}
+
+pub(crate) struct CrossSource {
+    kind: Kind,
+    pub(crate) route: Vec<Hop>,
+    pub(crate) start: Nanos,
+    stop: Option<Nanos>,
+    pub(crate) packet_size: u32,
+    /// Mean packet spacing at the configured rate, seconds.
+    interval: f64,
+    rng: SimRng,
+    /// On/off: end of the current on period.
+    on_until: Nanos,
+}
+
+/// Pareto draw with the given mean and shape (> 1): scale x_m = mean·(shape − 1)/shape.
+fn pareto(rng: &mut SimRng, mean: f64, shape: f64) -> f64 {
+    let xm = mean * (shape - 1.0) / shape;
+    let u = 1.0 - rng::uniform(rng); // (0, 1]
+    xm / u.powf(1.0 / shape)
+}
+
+fn exponential(rng: &mut SimRng, mean: f64) -> f64 {
+    -mean * (1.0 - rng::uniform(rng)).ln()
+}
+
+impl CrossSource {
+    pub(crate) fn new(t: &TrafficSpec, route: Vec<Hop>, rng: SimRng) -> Result<CrossSource, String> {
+        if !(t.rate_bps > 0.0 && t.rate_bps.is_finite()) {
+            return Err(format!("rate must be > 0, got {}", t.rate_bps));
+        }
+        if t.packet_size == 0 {
+            return Err("packet_size must be > 0".into());
+        }
+        let kind = match t.kind.as_str() {
+            "cbr" => Kind::Cbr,
+            "poisson" => Kind::Poisson,
+            "onoff" => {
+                let shape = t.shape.unwrap_or(1.5);
+                if shape <= 1.0 {
+                    return Err(format!("shape must be > 1 (finite mean), got {shape}"));
+                }
+                Kind::OnOff { mean_on: t.mean_on.unwrap_or(0.5), mean_off: t.mean_off.unwrap_or(0.5), shape }
+            }
+            k => return Err(format!("kind must be one of cbr, poisson, onoff; got {k:?}")),
+        };
+        Ok(CrossSource {
+            kind,
+            route,
+            start: from_secs(t.start),
+            stop: t.stop.map(from_secs),
+            packet_size: t.packet_size,
+            interval: t.packet_size as f64 * 8.0 / t.rate_bps,
+            rng,
+            on_until: 0,
+        })
+    }
+
+    /// Called at a scheduled emission time: whether to emit a packet now, and when to be called next.
+    pub(crate) fn fire(&mut self, now: Nanos) -> (bool, Option<Nanos>) {
+        if self.stop.is_some_and(|s| now >= s) {
+            return (false, None);
+        }
+        let (send, next) = match self.kind {
+            Kind::Cbr => (true, now + from_secs(self.interval).max(1)),
+            Kind::Poisson => (true, now + from_secs(exponential(&mut self.rng, self.interval)).max(1)),
+            Kind::OnOff { mean_on, mean_off, shape } => {
+                if now < self.on_until {
+                    (true, now + from_secs(self.interval).max(1))
+                } else if self.on_until == 0 || now >= self.on_until {
+                    // The on period ended (or never began): draw an off period, then the next on period.
+                    let off = if self.on_until == 0 { 0.0 } else { pareto(&mut self.rng, mean_off, shape) };
+                    let start = now + from_secs(off);
+                    self.on_until = start + from_secs(pareto(&mut self.rng, mean_on, shape)).max(1);
+                    (false, start.max(now + 1))
+                } else {
+                    unreachable!()
+                }
+            }
+        };
+        (send, Some(next).filter(|t| self.stop.is_none_or(|s| *t < s)))
+    }
+}
