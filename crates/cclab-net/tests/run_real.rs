@@ -170,6 +170,54 @@ fn our_newreno_fills_the_emulated_link() {
     );
 }
 
+/// MaxNet end to end (issue 6): the price is computed by the MaxNet router in the emulator (the
+/// simulator's `cclab_cc::aqm::maxnet`), carried in our header, echoed by our receiver, and used by our
+/// MaxNet senders. Two flows at RTT 20 and 80 ms on 30 Mbit/s.
+#[test]
+fn maxnet_end_to_end_utilisation_queue_and_fairness() {
+    if skip() {
+        return;
+    }
+    let mut spec: RunSpec =
+        serde_json::from_str(&spec_json("maxnet", 30e6, 0.005, 5.0, [2.0, 5.0])).unwrap();
+    spec.links[0].queue = "maxnet".into();
+    let mut f2 = spec.flows[0].clone();
+    spec.flows[0].extra_delay_fwd = 0.005;
+    spec.flows[0].extra_delay_rev = 0.005;
+    spec.flows[0].rtt = 0.02;
+    f2.extra_delay_fwd = 0.035;
+    f2.extra_delay_rev = 0.035;
+    f2.rtt = 0.08;
+    f2.group = 1;
+    spec.flows.push(f2);
+    let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
+    let l = &r.links[0];
+    for f in &r.flows {
+        eprintln!(
+            "maxnet flow {} (rtt {} s): goodput {:.2} Mbit/s, mean RTT {:.1} ms",
+            f.id,
+            f.rtt,
+            f.goodput_bps / 1e6,
+            f.mean_rtt * 1e3
+        );
+    }
+    eprintln!(
+        "maxnet link: utilisation {:.3}, mean queue {:.2}, max queue {}, Jain {:.3}",
+        l.utilization, l.mean_queue_pkts, l.max_queue_pkts, r.jain
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // Acceptance bounds of issue 6: utilisation within 0.05 of μ = 0.94 (the router's default target),
+    // mean queue < 5 packets, Jain ≥ 0.9 for two flows at different RTTs (MaxNet is max-min fair).
+    assert!(
+        (l.utilization - 0.94).abs() < 0.05,
+        "utilisation {}",
+        l.utilization
+    );
+    assert!(l.mean_queue_pkts < 5.0, "mean queue {}", l.mean_queue_pkts);
+    assert!(r.jain >= 0.9, "Jain {}", r.jain);
+    assert_eq!(l.drops, 0);
+}
+
 #[test]
 fn bad_specs_name_the_field() {
     let mut spec: RunSpec =
