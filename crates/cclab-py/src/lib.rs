@@ -1,1 +1,115 @@
-//! placeholder module root; see docs/architecture.md
+//! PyO3 bindings: the private module `cclab._native`. The public, typed API is the pure-Python
+//! package `cclab`; this module only moves a run spec in and results out (time series as NumPy arrays,
+//! never a per-packet callback).
+
+use cclab_cc::params::Params;
+use cclab_cc::registry::{self, LinkEnv, SenderEnv};
+use cclab_cc::aqm::BufferLimit;
+use cclab_sim::result::Series;
+use cclab_sim::spec::RunSpec;
+use numpy::IntoPyArray;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+fn series_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (k, v) in s.columns {
+        d.set_item(k, v.into_pyarray_bound(py))?;
+    }
+    Ok(d)
+}
+
+/// Runs a simulation from a JSON run spec. Returns (summary JSON, flow series, link series).
+/// `progress(sim_time_s)` is called at most every ~0.25 s of wall time; Ctrl-C aborts the run.
+#[pyfunction]
+#[pyo3(signature = (spec_json, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    progress: Option<PyObject>,
+) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let spec: RunSpec =
+        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("spec: {e}")))?;
+    let mut interrupted = false;
+    let result = py.allow_threads(|| {
+        let mut cb = |t: f64| -> bool {
+            Python::with_gil(|py| {
+                if py.check_signals().is_err() {
+                    interrupted = true;
+                    return false;
+                }
+                if let Some(p) = &progress {
+                    if p.call1(py, (t,)).is_err() {
+                        return false;
+                    }
+                }
+                true
+            })
+        };
+        cclab_sim::run(&spec, Some(&mut cb))
+    });
+    if interrupted {
+        return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
+    }
+    let mut result = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let flows = series_dict(py, std::mem::take(&mut result.flow_series))?;
+    let links = series_dict(py, std::mem::take(&mut result.link_series))?;
+    let summary = serde_json::to_string(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((summary, flows, links))
+}
+
+fn parse_params(params_json: &str) -> PyResult<Params> {
+    serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("params: {e}")))
+}
+
+/// Checks an algorithm name and its parameters; raises ValueError("field: message").
+#[pyfunction]
+#[pyo3(signature = (name, params_json, mss=1448, packet_size=1500, initial_cwnd=10.0))]
+fn validate_sender(name: &str, params_json: &str, mss: u32, packet_size: u32, initial_cwnd: f64) -> PyResult<Vec<String>> {
+    let params = parse_params(params_json)?;
+    let env = SenderEnv { mss, packet_size, initial_cwnd };
+    match registry::build_sender(name, &params, &env) {
+        Ok(b) => Ok(b.cc.warnings()),
+        Err(e) => Err(PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message))),
+    }
+}
+
+/// Checks a queue discipline name and its parameters; raises ValueError("field\x1fmessage").
+#[pyfunction]
+#[pyo3(signature = (kind, params_json, rate_bps, buffer_pkts=None, buffer_bytes=None, packet_size=1500))]
+fn validate_queue(
+    kind: &str,
+    params_json: &str,
+    rate_bps: f64,
+    buffer_pkts: Option<u32>,
+    buffer_bytes: Option<u64>,
+    packet_size: u32,
+) -> PyResult<()> {
+    let params = parse_params(params_json)?;
+    let env = LinkEnv { rate_bps, limit: BufferLimit { pkts: buffer_pkts, bytes: buffer_bytes }, packet_size };
+    registry::build_queue(kind, &params, &env)
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message)))
+}
+
+#[pyfunction]
+fn sender_names() -> Vec<&'static str> {
+    registry::SENDER_NAMES.to_vec()
+}
+
+#[pyfunction]
+fn queue_names() -> Vec<&'static str> {
+    registry::QUEUE_NAMES.to_vec()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_sender, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(sender_names, m)?)?;
+    m.add_function(wrap_pyfunction!(queue_names, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

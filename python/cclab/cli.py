@@ -1,0 +1,93 @@
+"""The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``.
+
+Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from .scenario import Scenario, ScenarioError
+
+
+def _fail(e: Exception) -> None:
+    click.echo(f"error: {e}".replace("\n", "\nerror: "), err=True)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """cclab: simulate and compare congestion-control algorithms."""
+
+
+@cli.command("run")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), help="results folder [results/<name>]")
+@click.option("--seed", type=int, default=None, help="override the scenario's seed")
+@click.option("--trace-packets", is_flag=True, help="also write a per-packet event log (trace.parquet)")
+@click.option("--no-plots", is_flag=True, help="skip the PNG plots")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, quiet: bool) -> None:
+    """Simulate SCENARIO (TOML) and write summary.json, timeseries.parquet and plots."""
+    from .runner import run
+
+    try:
+        sc = Scenario.load(scenario)
+        if seed is not None and seed < 0:
+            raise ScenarioError([("--seed", f"must be >= 0, got {seed}")])
+        out = out or Path("results") / sc.name
+        res = run(sc, out, seed=seed, progress=not quiet, trace_packets=trace_packets or None, plots=not no_plots)
+    except ScenarioError as e:
+        _fail(e)
+        return
+    _print_table(res.summary)
+    click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
+
+
+def _print_table(s: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{s['scenario']} (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)")
+    for c in ("flows", "cc", "goodput Mbit/s", "Jain", "utilisation", "drops", "mean queue (pkts)", "sim wall s", "events/s"):
+        t.add_column(c, justify="right")
+    link = s["links"][0]
+    ccs = ",".join(sorted(s["jain_by_cc"]))
+    total = sum(f["goodput_bps"] for f in s["flows"]) / 1e6
+    eps = s["sim"]["events"] / max(s["sim"]["wall_s"], 1e-9)
+    t.add_row(str(len(s["flows"])), ccs, f"{total:.2f}", f"{s['jain']:.3f}", f"{link['utilization']:.3f}",
+              str(link["drops"]), f"{link['mean_queue_pkts']:.1f}", f"{s['sim']['wall_s']:.2f}", f"{eps:.3g}")
+    Console(width=150).print(t)
+    for w in s.get("warnings", []):
+        click.echo(f"warning: {w}", err=True)
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+def validate(scenario: Path) -> None:
+    """Check SCENARIO without running it."""
+    try:
+        sc = Scenario.load(scenario)
+    except ScenarioError as e:
+        _fail(e)
+        return
+    click.echo(f"{scenario}: ok ({len(sc.flows)} flow groups, {sc.topology.kind})")
+
+
+@cli.command()
+def algorithms() -> None:
+    """List every algorithm and queue discipline name."""
+    from . import algorithms as algs, queues
+
+    click.echo("algorithms: " + ", ".join(algs()))
+    click.echo("queues: " + ", ".join(queues()))
+
+
+def main() -> None:
+    cli(prog_name="cclab")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Running a scenario: ``cclab.run`` and its :class:`Result` (summary dict + time-series DataFrames)."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _native
+from .metrics import jain
+from .scenario import Scenario
+
+ScenarioLike = Union[Scenario, dict, str, Path]
+
+# Keys of summary.json whose values depend on the machine, not on the scenario.
+WALL_CLOCK_KEYS = ("wall_s", "total_wall_s")
+
+
+def _as_scenario(s: ScenarioLike) -> Scenario:
+    if isinstance(s, Scenario):
+        return s
+    if isinstance(s, dict):
+        return Scenario.from_dict(s)
+    return Scenario.load(s)
+
+
+def _clean(x: Any) -> Any:
+    """NaN/inf are not JSON: write null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+class Result:
+    """One run: ``summary`` (the summary.json dict), ``flows`` and ``links`` (time series DataFrames),
+    ``spec`` (the resolved run spec)."""
+
+    def __init__(self, summary: dict, flows: pd.DataFrame, links: pd.DataFrame, spec: dict):
+        self.summary = summary
+        self.flows = flows
+        self.links = links
+        self.spec = spec
+
+    def timeseries(self) -> pd.DataFrame:
+        """Both tables in one long frame: one row per (t, flow or link), ``kind`` says which."""
+        f = self.flows.assign(kind="flow").rename(columns={"flow": "id"})
+        l = self.links.assign(kind="link").rename(columns={"link": "id"})
+        df = pd.concat([f, l], ignore_index=True, sort=False)
+        cols = ["kind", "id", "t"] + [c for c in df.columns if c not in ("kind", "id", "t")]
+        df = df[cols]
+        df["id"] = df["id"].astype("int64")
+        return df
+
+    def to_dir(self, out: Union[str, Path], plots: bool = True) -> Path:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(_clean(self.summary), indent=1, sort_keys=True) + "\n")
+        self.timeseries().to_parquet(out / "timeseries.parquet", index=False)
+        (out / "spec.json").write_text(json.dumps(self.spec, indent=1, sort_keys=True) + "\n")
+        if plots:
+            from .plots import write_plots
+
+            write_plots(self.flows, self.links, self.summary, out)
+        return out
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return f"<cclab.Result {s['scenario']!r}: {len(s['flows'])} flows, jain {s['jain']:.3f}>"
+
+
+def _frame(cols: dict[str, np.ndarray], id_col: str) -> pd.DataFrame:
+    df = pd.DataFrame({k: np.asarray(v) for k, v in cols.items()})
+    if df.empty:
+        return df
+    df[id_col] = df[id_col].astype("int64")
+    first = ["t", id_col]
+    return df[first + sorted(c for c in df.columns if c not in first)]
+
+
+def _add_rates(flows: pd.DataFrame) -> pd.DataFrame:
+    if flows.empty:
+        return flows
+    flows = flows.sort_values(["flow", "t"], kind="stable").reset_index(drop=True)
+    dt = flows.groupby("flow")["t"].diff()
+    db = flows.groupby("flow")["delivered_bytes"].diff()
+    flows["rate_bps"] = (db * 8.0 / dt).fillna(0.0)
+    return flows.sort_values(["t", "flow"], kind="stable").reset_index(drop=True)
+
+
+def build_summary(raw: dict) -> dict:
+    flows = []
+    for f in raw["flows"]:
+        flows.append({
+            "id": f["id"], "group": f["group"], "cc": f["cc"], "rtt": f["rtt"],
+            "goodput_bps": f["goodput_bps"], "throughput_bps": f["throughput_bps"],
+            "mean_cwnd_pkts": f["mean_cwnd_pkts"], "mean_rtt": f["mean_rtt"], "min_rtt": f["min_rtt"],
+            "retransmits": f["retransmits"], "timeouts": f["timeouts"], "fast_recoveries": f["fast_recoveries"],
+            "start": f["start"], "finish": f["finish"], "delivered_bytes": f["delivered_bytes"],
+            "sent_pkts": f["sent_pkts"], "dropped_pkts": f["dropped_pkts"],
+        })
+    links = []
+    for l in raw["links"]:
+        links.append({
+            "id": l["id"], "rate_bps": l["rate_bps"], "utilization": l["utilization"], "drops": l["drops"],
+            "marks": l["marks"], "random_losses": l["random_losses"], "loss_rate": l["loss_rate"],
+            "mean_queue_pkts": l["mean_queue_pkts"], "max_queue_pkts": l["max_queue_pkts"],
+            "mean_queue_delay_s": l["mean_queue_delay_s"], "p95_queue_delay_s": l["p95_queue_delay_s"],
+        })
+    good = [f["goodput_bps"] for f in flows]
+    by_cc: dict[str, list[float]] = {}
+    for f in flows:
+        by_cc.setdefault(f["cc"], []).append(f["goodput_bps"])
+    return {
+        "scenario": raw["name"],
+        "seed": raw["seed"],
+        "measure": list(raw["measure"]),
+        "flows": flows,
+        "links": links,
+        "jain": jain(good),
+        "jain_by_cc": {k: jain(v) for k, v in sorted(by_cc.items())},
+        "goodput_by_cc_bps": {k: float(np.sum(v)) for k, v in sorted(by_cc.items())},
+        "sim": {"wall_s": raw["wall_s"], "events": raw["events"], "packets": raw["packets"]},
+        "conservation": raw["conservation"],
+        "warnings": raw["warnings"],
+    }
+
+
+def run(
+    scenario: ScenarioLike,
+    out: Optional[Union[str, Path]] = None,
+    *,
+    seed: Optional[int] = None,
+    progress: bool = True,
+    trace_packets: Optional[bool] = None,
+    plots: bool = True,
+) -> Result:
+    """Simulates a scenario (a :class:`Scenario`, a dict, or a TOML path). With ``out``, writes
+    summary.json, timeseries.parquet, spec.json and PNG plots there."""
+    sc = _as_scenario(scenario)
+    spec = sc.to_spec(seed=seed, trace_packets=trace_packets)
+    bar = _Progress(spec["duration"]) if progress else None
+    try:
+        raw_json, fcols, lcols = _native.run(json.dumps(spec), bar.update if bar else None)
+    finally:
+        if bar:
+            bar.close()
+    raw = json.loads(raw_json)
+    flows = _add_rates(_frame(fcols, "flow"))
+    links = _frame(lcols, "link")
+    summary = build_summary(raw)
+    if raw.get("trace"):
+        summary["trace_records"] = len(raw["trace"])
+    res = Result(summary, flows, links, spec)
+    res.trace = pd.DataFrame(raw["trace"]) if raw.get("trace") else None
+    if out is not None:
+        res.to_dir(out, plots=plots)
+        if res.trace is not None:
+            res.trace.to_parquet(Path(out) / "trace.parquet", index=False)
+    return res
+
+
+class _Progress:
+    """A rich progress bar over simulated time, shown only once a run has lasted ~2 s of wall time."""
+
+    def __init__(self, duration: float):
+        self.duration = duration
+        self.t0 = time.monotonic()
+        self.bar = None
+        self.task = None
+
+    def update(self, sim_t: float) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.t0 < 2.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:.1f}/{task.total:.0f} s"),
+                                TimeRemainingColumn(), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("sim", total=self.duration)
+        self.bar.update(self.task, completed=sim_t)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
