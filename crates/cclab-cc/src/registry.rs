@@ -60,7 +60,7 @@ pub struct LinkEnv {
 }
 
 /// Every queue name accepted in a link's `queue` field.
-pub const QUEUE_NAMES: &[&str] = &["droptail", "maxnet"];
+pub const QUEUE_NAMES: &[&str] = &["droptail", "red", "maxnet"];
 
 pub fn build_queue(kind: &str, params: &Params, env: &LinkEnv) -> Result<Box<dyn QueueDiscipline>, ParamError> {
     match kind {
@@ -68,6 +68,7 @@ pub fn build_queue(kind: &str, params: &Params, env: &LinkEnv) -> Result<Box<dyn
             crate::params::ParamReader::new("droptail", params).finish()?;
             Ok(Box::new(DropTail::new(env.limit)))
         }
+        "red" => Ok(Box::new(crate::aqm::red::Red::new(params, env.limit, env.rate_bps, env.packet_size)?)),
         "maxnet" => {
             let cfg = crate::aqm::maxnet::MaxNetRouterConfig::from_params(env.rate_bps, params)?;
             Ok(Box::new(crate::aqm::maxnet::MaxNetRouter::new(cfg, env.limit)))

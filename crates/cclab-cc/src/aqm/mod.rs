@@ -13,6 +13,7 @@
 //! `enqueue`, which is what the built-in ones do).
 
 pub mod droptail;
+pub mod red;
 pub mod maxnet;
 
 use crate::rng::SimRng;
