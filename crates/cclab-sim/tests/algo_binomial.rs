@@ -65,3 +65,44 @@ fn throughput_law_exponent_under_random_loss() {
         assert!((e - expect).abs() <= 0.15 * expect, "{cc}: exponent {e:.4} vs {expect:.4}");
     }
 }
+
+/// B1: mean over seeds 1..=5 of TCP goodput / binomial goodput, one NewReno and one `cc` flow.
+fn b1_mean_ratio(cc: &str, params: &[(&str, f64)]) -> f64 {
+    let rate: f64 = 3e6;
+    // 1 KB packets on the wire (40 header bytes); buffer = BDP = 3 Mbit/s × 50 ms / 8 kbit ≈ 19 packets;
+    // RED's defaults are the paper's min_th 0.2Q, max_th 0.8Q (max_p 0.1, w_q 0.002, gentle).
+    let mk = |cc: &str, group: u32, p: &[(&str, f64)]| {
+        let mut f = flow(cc, 0.05, group);
+        f.transport.mss = 960;
+        f.transport.packet_size = 1000;
+        f.start = cclab_sim::spec::StartSpec::Uniform([0.0, 2.0]);
+        f.params = param(p);
+        f
+    };
+    let bdp = (rate * 0.05 / 8.0 / 1000.0).round() as u32;
+    let mut ratios = Vec::new();
+    for seed in 1..=5 {
+        let mut spec = dumbbell(rate, bdp, "red", vec![mk("newreno", 0, &[]), mk(cc, 1, params)], 200.0, seed);
+        spec.measure = [50.0, 200.0];
+        let r = run(&spec);
+        ratios.push(r.flows[0].goodput_bps / r.flows[1].goodput_bps);
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    eprintln!("B1 newreno / {cc} {params:?}: ratios {ratios:.3?}, mean {mean:.3}");
+    mean
+}
+
+#[test]
+fn k_plus_l_rule_over_red() {
+    // TCP-compatible members (k + l = 1): the paper's Fig. 5 shows ratios near 1; the band.
+    let sqrt = b1_mean_ratio("sqrt", &[]);
+    let iiad = b1_mean_ratio("iiad", &[]);
+    assert!((0.75..=1.33).contains(&sqrt), "TCP/SQRT {sqrt:.3}");
+    assert!((0.75..=1.33).contains(&iiad), "TCP/IIAD {iiad:.3}");
+    // k + l = 0.5 (k = l = 0.25): more aggressive than TCP (λ ∝ p^(−2/3)) → ratio < 1;
+    // k + l = 1.5 (k = l = 0.75): less aggressive (λ ∝ p^(−2/5)) → ratio > 1. α 1, β ½ as SQRT.
+    let half = b1_mean_ratio("binomial", &[("k", 0.25), ("l", 0.25)]);
+    let three_halves = b1_mean_ratio("binomial", &[("k", 0.75), ("l", 0.75)]);
+    assert!(half < 1.0, "k+l = 0.5: TCP/binomial {half:.3} should be < 1");
+    assert!(three_halves > 1.0, "k+l = 1.5: TCP/binomial {three_halves:.3} should be > 1");
+}
