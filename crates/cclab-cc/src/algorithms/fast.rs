@@ -44,7 +44,13 @@
 //!    first time q reaches the threshold ssthresh := cwnd and delay-based control starts (after one
 //!    frozen RTT of measurement). It is not re-entered when the queue later empties: an equilibrium
 //!    queue below the threshold would otherwise oscillate between the two regimes. After an RTO it runs
-//!    again up to the new ssthresh.
+//!    again up to the new ssthresh. Measured consequence: slow start's bursts (two packets per ACK)
+//!    queue themselves, so avgRTT passes 0.75 ms at a few tens of packets even on an empty path and the
+//!    rest of the climb is the law's γα per update (14 s to fill 100 Mbit/s × 100 ms with α 25). The
+//!    alternative tried — test the *minimum* RTT of each RTT epoch, blind to self-inflicted burst queues
+//!    — starts in about a second but overshoots by up to one BDP (and a flow joining a standing queue
+//!    takes that queue into its baseRTT and never sees it): 881 drops in the 3-flow acceptance scenario
+//!    against 0, so the conservative test is kept.
 //! 6. **Loss**: w ← max(w/2, min(w, `min_recovery_window`)), ssthresh := w; no delay-based updates while
 //!    the transport is in recovery (estimation continues: timestamp RTT samples stay valid). "Impose a
 //!    minimum window" is read as: the halving never takes a large window below 16 packets [unverified].
