@@ -19,7 +19,7 @@ $(VENV)/.deps: pyproject.toml
 setup: $(VENV)/.deps
 
 build: setup
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop --release -q
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop --profile dist -q
 
 run: build
 	$(VENV)/bin/cclab run scenarios/default.toml --out results/default
