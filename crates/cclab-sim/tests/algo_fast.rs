@@ -42,7 +42,10 @@ fn three_flows_equilibrium_queue_fairness_no_loss() {
             f.dropped_pkts
         );
     }
-    eprintln!("queue {q:.1} pkts (max {}), util {:.3}, jain {j:.4}, drops {drops}", r.links[0].max_queue_pkts, r.links[0].utilization);
+    eprintln!(
+        "queue {q:.1} pkts (max {}), util {:.3}, jain {j:.4}, drops {drops}",
+        r.links[0].max_queue_pkts, r.links[0].utilization
+    );
     // Whole run, not just the window: FAST must never overflow the 500-packet buffer.
     assert_eq!(drops, 0, "FAST dropped packets");
     // Issue 3: steady queue within 15% of Σα = 60 packets.

@@ -41,10 +41,12 @@ fn rtt_fair_and_fairer_than_newreno() {
     // samples; the simulator's access links are pure delay, so a pair leaves the bottleneck one packet
     // time apart unless another flow's packet is queued between them): within 1%.
     let c = &r.flow_series.columns["C_est"];
-    let last: Vec<f64> = (0..5).map(|f| {
-        let fl = &r.flow_series.columns["flow"];
-        (0..r.flow_series.rows).rev().find(|&i| fl[i] as usize == f).map(|i| c[i]).unwrap()
-    }).collect();
+    let last: Vec<f64> = (0..5)
+        .map(|f| {
+            let fl = &r.flow_series.columns["flow"];
+            (0..r.flow_series.rows).rev().find(|&i| fl[i] as usize == f).map(|i| c[i]).unwrap()
+        })
+        .collect();
     for (f, c) in last.iter().enumerate() {
         assert!((c - 100.0).abs() < 1.0, "flow {f}: C_est {c}");
     }

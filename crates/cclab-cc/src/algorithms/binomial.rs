@@ -270,7 +270,7 @@ mod tests {
         assert_eq!((b.cwnd(), b.ssthresh()), (10.0, 10.0)); // DECISION 5: halved
         b.on_loss(&LossEvent { in_flight: 10, ..Default::default() });
         assert_eq!(b.cwnd(), 9.0); // now in CA: IIAD −1
-        // The literal rule on request.
+                                   // The literal rule on request.
         let mut p = Params::new();
         p.insert("slow_start_decrease".into(), ParamValue::Str("binomial".into()));
         let mut b = Binomial::new("iiad", 10.0, &p).unwrap();

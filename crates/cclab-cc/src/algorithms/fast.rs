@@ -148,7 +148,11 @@ impl Fast {
             gamma,
             eta_max,
             eta_ack_scaling,
-            period: if update == "interval" { Period::Interval(time::from_secs(interval)) } else { Period::EveryOtherRtt },
+            period: if update == "interval" {
+                Period::Interval(time::from_secs(interval))
+            } else {
+                Period::EveryOtherRtt
+            },
             mi_threshold,
             min_recovery_window,
             min_cwnd,
@@ -560,9 +564,10 @@ mod tests {
         assert_eq!(f.current_alpha(), 8.0);
         f.max_rate_pkts_ms = 12.5; // e.g. 150 Mbit/s of 1500-byte packets
         assert_eq!(f.current_alpha(), 25.0);
-        let p: Params = [("adaptive_alpha".to_string(), ParamValue::Bool(true)), ("alpha_ratio".to_string(), ParamValue::Num(0.5))]
-            .into_iter()
-            .collect();
+        let p: Params =
+            [("adaptive_alpha".to_string(), ParamValue::Bool(true)), ("alpha_ratio".to_string(), ParamValue::Num(0.5))]
+                .into_iter()
+                .collect();
         let mut f = Fast::new(40.0, 1500, &p).unwrap();
         f.on_rtt_sample(0.05, 1);
         assert_eq!(f.current_alpha(), 20.0); // q = 0 → a·w

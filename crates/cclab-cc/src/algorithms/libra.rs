@@ -52,7 +52,9 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::{flags, reno_increase, reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
+use crate::cc::{
+    flags, reno_increase, reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{self, Nanos, NS_PER_MS};
 
@@ -447,8 +449,8 @@ mod tests {
         pair(&mut l, 10, 1_000_000, 120_000);
         assert!((l.capacity_mbps().unwrap() - 100.0).abs() < 1e-9);
         assert!((l.alpha - 200.0).abs() < 1e-9); // k1·C·P with P = 1 (one RTT value seen)
-        // Interleaved cross traffic widens the dispersion (2 and 3 packet times): the estimate keeps the
-        // narrowest one.
+                                                 // Interleaved cross traffic widens the dispersion (2 and 3 packet times): the estimate keeps the
+                                                 // narrowest one.
         pair(&mut l, 20, 2_000_000, 240_000);
         pair(&mut l, 30, 3_000_000, 360_000);
         assert!((l.capacity_mbps().unwrap() - 100.0).abs() < 1e-9);
