@@ -35,6 +35,7 @@
 //!    α 1, β 0.5), so an unparameterised `binomial` behaves as TCP.
 //! 7. Delayed ACKs: the increase counts acknowledged packets (`newly_acked`), not ACKs, so an ACK for two
 //!    packets adds 2·α/w^(k+1) (byte counting, RFC 3465 style), keeping eq. 2's per-RTT increase.
+//! 8. No growth while the transport is in (fast) recovery or the sender is application-limited, as Reno.
 
 use crate::cc::{reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
