@@ -60,7 +60,8 @@ pub struct AckSample {
     pub in_flight: u32,
     /// Total packets delivered so far on this connection (for rate estimates).
     pub delivered: u64,
-    /// The transport is in fast recovery (or loss recovery after an RTO).
+    /// The transport is in fast recovery. Not set in the loss recovery that follows an RTO: the window
+    /// then slow-starts from the loss window while lost packets are resent (RFC 5681 §3.1).
     pub in_recovery: bool,
     /// The sender had no data to send when it last could (window not the limit).
     pub app_limited: bool,

@@ -840,6 +840,15 @@ impl Simulation {
                 cw_n[f] += 1;
             }
         }
+        // Warnings found during the run (e.g. Libra's stability bound checked at run time).
+        for (i, f) in self.flows.iter().enumerate() {
+            for w in f.sender.cc().warnings() {
+                let w = format!("flows[{i}] ({}): {w}", f.cc_name);
+                if !self.result.warnings.contains(&w) {
+                    self.result.warnings.push(w);
+                }
+            }
+        }
         for (i, f) in self.flows.iter().enumerate() {
             let (a, b) = (self.fsnap[0][i], self.fsnap[1][i]);
             let st = f.sender.stats();

@@ -298,6 +298,13 @@ impl Sender {
         // A pair's second packet never starts another pair.
         self.pair_pending = !pair_second && ctx.flags & flags::PAIR_FIRST != 0;
         if retx {
+            // Re-arm the RTO when the head of the window is retransmitted (Linux
+            // tcp_xmit_retransmit_queue). Its ACK needs a full RTT, while the timer was armed at the
+            // last cumulative advance: with a queue-dominated, steady RTT (RTTVAR ≈ 0) the RTO would
+            // otherwise expire just before that ACK and cause a spurious timeout.
+            if seq == self.snd_una {
+                self.rto_deadline = Some(now + self.rto);
+            }
             let i = (seq - self.snd_una) as usize;
             self.board[i] |= RETX;
             self.n_retx += 1;
@@ -653,7 +660,10 @@ impl Sender {
                 min_rtt: self.min_rtt,
                 in_flight: self.pipe() as u32,
                 delivered: self.delivered,
-                in_recovery: self.phase != Phase::Open,
+                // Only fast recovery holds the window: after an RTO the sender slow-starts while it
+                // resends the lost packets (RFC 5681 §3.1), so the algorithm must see those ACKs as
+                // normal ones, or cwnd stays at 1 until the whole pre-RTO flight is repaired.
+                in_recovery: self.phase == Phase::Fast,
                 app_limited: self.app_limited,
                 ecn_echo: ack.ece,
                 echo_field: ack.echo_field,

@@ -3,6 +3,7 @@
 
 pub mod reno;
 pub mod binomial;
+pub mod cubic;
 pub mod fast;
 pub mod libra;
 pub mod maxnet;

@@ -1,0 +1,213 @@
+//! CUBIC (Ha, Rhee, Xu 2008; RFC 9438).
+//!
+//! * Window growth in congestion avoidance (RFC 9438 §4.2, eq. 1–2):
+//!   `W_cubic(t) = C·(t − K)³ + W_max`, `K = ∛(W_max·(1 − β)/C)`, t = time since the epoch began.
+//!   Each ACK moves cwnd toward `target = W_cubic(t + RTT)` clamped to [cwnd, 1.5·cwnd]
+//!   (§4.4: `cwnd += (target − cwnd)/cwnd` per acked packet).
+//! * Reno-friendly region (§4.3, eq. 4): `W_est += α_cubic·acked/cwnd`, `α_cubic = 3(1 − β)/(1 + β)`;
+//!   when `W_cubic(t) < W_est`, cwnd follows W_est.
+//! * Congestion event (§4.6): `W_max = cwnd` (fast convergence, §4.7: `W_max = cwnd·(1 + β)/2` if the
+//!   window had not regained the previous W_max), `ssthresh = cwnd = max(β·cwnd, 2)`, a new epoch.
+//! * Timeout (§4.8): ssthresh as for a congestion event, cwnd = 1, slow start; the epoch restarts.
+//! * Slow start below ssthresh as Reno (HyStart is optional in the RFC and off here).
+//!
+//! Defaults: C = 0.4, β = 0.7 (RFC and Linux). Windows in packets, time in seconds.
+//! Deviation from Linux: no HyStart, no per-jiffy cubic table; the exact formula is evaluated.
+
+use crate::cc::{slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::params::{ParamError, ParamReader, Params};
+use crate::time::{to_secs, Nanos};
+
+pub struct Cubic {
+    c: f64,
+    beta: f64,
+    fast_convergence: bool,
+    tcp_friendly: bool,
+    cwnd: f64,
+    ssthresh: f64,
+    w_max: f64,
+    /// W_max before the latest reduction (fast convergence compares against it).
+    w_last_max: f64,
+    k: f64,
+    /// Start of the current congestion-avoidance epoch (None until the first CA ACK).
+    epoch: Option<Nanos>,
+    w_est: f64,
+}
+
+impl Cubic {
+    pub fn new(initial_cwnd: f64, params: &Params) -> Result<Cubic, ParamError> {
+        let mut r = ParamReader::new("cubic", params);
+        let c = r.positive("c", 0.4)?;
+        let beta = r.f64_in("beta", 0.7, 0.01, 0.99)?;
+        let fast_convergence = r.bool("fast_convergence", true)?;
+        let tcp_friendly = r.bool("tcp_friendly", true)?;
+        r.finish()?;
+        Ok(Cubic {
+            c,
+            beta,
+            fast_convergence,
+            tcp_friendly,
+            cwnd: initial_cwnd,
+            ssthresh: f64::INFINITY,
+            w_max: 0.0,
+            w_last_max: 0.0,
+            k: 0.0,
+            epoch: None,
+            w_est: 0.0,
+        })
+    }
+
+    /// W_cubic(t), packets (RFC 9438 eq. 1).
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.c * (t - self.k).powi(3) + self.w_max
+    }
+
+    fn reduce(&mut self) {
+        self.w_max = if self.fast_convergence && self.cwnd < self.w_last_max {
+            self.cwnd * (1.0 + self.beta) / 2.0
+        } else {
+            self.cwnd
+        };
+        self.w_last_max = self.w_max;
+        self.ssthresh = (self.cwnd * self.beta).max(2.0);
+        self.epoch = None;
+    }
+
+    fn start_epoch(&mut self, now: Nanos) {
+        self.epoch = Some(now);
+        if self.cwnd < self.w_max {
+            self.k = (self.w_max * (1.0 - self.beta) / self.c).cbrt();
+        } else {
+            // Epoch begins at or above W_max (e.g. slow start ended without loss): plateau here.
+            self.k = 0.0;
+            self.w_max = self.cwnd;
+        }
+        self.w_est = self.cwnd;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, ack: &AckSample) {
+        if ack.in_recovery || ack.app_limited || ack.newly_acked == 0 {
+            return;
+        }
+        let mut acked = ack.newly_acked as f64;
+        if self.cwnd < self.ssthresh {
+            acked = slow_start(&mut self.cwnd, self.ssthresh, acked);
+            if acked <= 0.0 {
+                return;
+            }
+        }
+        if self.epoch.is_none() {
+            self.start_epoch(ack.now);
+        }
+        let t = to_secs(ack.now - self.epoch.unwrap_or(ack.now));
+        let rtt = to_secs(if ack.srtt > 0 { ack.srtt } else { ack.min_rtt });
+        let target = self.w_cubic(t + rtt).clamp(self.cwnd, 1.5 * self.cwnd);
+        self.cwnd += (target - self.cwnd) / self.cwnd * acked;
+        if self.tcp_friendly {
+            let alpha = 3.0 * (1.0 - self.beta) / (1.0 + self.beta);
+            self.w_est += alpha * acked / self.cwnd;
+            if self.w_cubic(t) < self.w_est && self.cwnd < self.w_est {
+                self.cwnd = self.w_est;
+            }
+        }
+    }
+
+    fn on_loss(&mut self, _ev: &LossEvent) {
+        self.reduce();
+        self.cwnd = self.ssthresh;
+    }
+
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        if ev.backoffs <= 1 {
+            self.reduce();
+        }
+        self.cwnd = 1.0;
+    }
+
+    fn state(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("w_max", self.w_max));
+        out.push(("k", self.k));
+        out.push(("w_est", self.w_est));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::from_secs;
+
+    /// Feeds one window of ACKs per RTT (an ideal ACK clock) and returns (t, cwnd) each RTT.
+    fn grow(c: &mut Cubic, rtt: f64, t0: f64, secs: f64) -> Vec<(f64, f64)> {
+        let mut out = vec![];
+        let mut t = t0;
+        while t < t0 + secs {
+            let n = c.cwnd().floor().max(1.0) as usize;
+            for i in 0..n {
+                let now = from_secs(t + rtt * i as f64 / n as f64);
+                c.on_ack(&AckSample { now, newly_acked: 1, srtt: from_secs(rtt), ..Default::default() });
+            }
+            t += rtt;
+            out.push((t, c.cwnd()));
+        }
+        out
+    }
+
+    #[test]
+    fn window_follows_the_cubic_between_losses() {
+        let mut p = Params::new();
+        p.insert("tcp_friendly".into(), crate::params::ParamValue::Bool(false));
+        let mut c = Cubic::new(10.0, &p).unwrap();
+        c.cwnd = 100.0;
+        c.ssthresh = 50.0;
+        c.on_loss(&LossEvent::default());
+        assert_eq!(c.cwnd(), 70.0);
+        let k = (100.0f64 * 0.3 / 0.4).cbrt(); // 4.217 s
+        let rtt = 0.1;
+        for (t, w) in grow(&mut c, rtt, 0.0, 8.0) {
+            // cwnd chases W(t + RTT) one RTT behind, so compare with W(t) (t = end of the round).
+            let want = 0.4 * (t - k).powi(3) + 100.0;
+            assert!((w - want).abs() <= 0.05 * want, "t={t:.1}: cwnd {w:.2} vs W(t) {want:.2}");
+        }
+        assert!((c.k - k).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        let mut c = Cubic::new(10.0, &Params::new()).unwrap();
+        c.cwnd = 100.0;
+        c.on_loss(&LossEvent::default());
+        c.cwnd = 80.0; // lost again before regaining 100
+        c.on_loss(&LossEvent::default());
+        assert!((c.w_max - 80.0 * 1.7 / 2.0).abs() < 1e-9);
+        assert!((c.cwnd() - 56.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn reno_friendly_region_engages_on_small_windows() {
+        // Small W_max and short RTT: the cubic grows slower than Reno's 0.53 packets/RTT (α_cubic),
+        // so cwnd follows W_est.
+        let mut c = Cubic::new(10.0, &Params::new()).unwrap();
+        c.cwnd = 10.0;
+        c.on_loss(&LossEvent::default());
+        let w0 = c.cwnd();
+        let rounds = grow(&mut c, 0.01, 0.0, 0.5); // 50 RTTs of 10 ms
+        let t = rounds.last().unwrap().0;
+        let alpha = 3.0 * 0.3 / 1.7;
+        let reno_like = w0 + alpha * rounds.len() as f64;
+        let cubic_only = 0.4 * (t - c.k).powi(3) + c.w_max;
+        assert!(cubic_only < reno_like, "scenario must be in the friendly region");
+        assert!((c.cwnd() - reno_like).abs() < 0.1 * reno_like, "cwnd {} vs Reno-like {reno_like}", c.cwnd());
+    }
+}
