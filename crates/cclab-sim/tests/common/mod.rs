@@ -59,7 +59,14 @@ pub fn bdp_pkts(rate_bps: f64, rtt: f64) -> u32 {
     ((rate_bps * rtt / 8.0 / 1500.0).round() as u32).max(1)
 }
 
-pub fn dumbbell(rate_bps: f64, buffer_pkts: u32, queue: &str, flows: Vec<FlowSpec>, duration: f64, seed: u64) -> RunSpec {
+pub fn dumbbell(
+    rate_bps: f64,
+    buffer_pkts: u32,
+    queue: &str,
+    flows: Vec<FlowSpec>,
+    duration: f64,
+    seed: u64,
+) -> RunSpec {
     RunSpec {
         name: "test".into(),
         seed,
