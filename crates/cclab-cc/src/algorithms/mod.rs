@@ -2,6 +2,7 @@
 //! DECISION taken where the source is ambiguous (see also `docs/algorithms/<name>.md`).
 
 pub mod reno;
+pub mod vegas;
 pub mod binomial;
 pub mod cubic;
 pub mod fast;
