@@ -5,7 +5,9 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-CARGO_TEST := cargo test --release --workspace --exclude cclab-py
+CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude cclab-net
+# Real-datapath tests measure timing on a 2-core machine: run them one at a time.
+NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
 .PHONY: run test setup build rust-test py-test bench lint clean
 
@@ -26,12 +28,14 @@ run: build
 
 rust-test:
 	$(CARGO_TEST)
+	$(NET_TEST)
 
 py-test: build
 	$(VENV)/bin/pytest -q -x tests
 
 test: setup
 	$(CARGO_TEST)
+	$(NET_TEST)
 	$(MAKE) py-test
 
 bench: build
