@@ -198,3 +198,20 @@ pub fn reno_on_ack(cwnd: &mut f64, ssthresh: f64, ack: &AckSample) {
 pub fn reno_ssthresh(in_flight: u32) -> f64 {
     (in_flight as f64 / 2.0).max(2.0)
 }
+
+/// RFC 5681 loss response: ssthresh = cwnd = max(FlightSize/2, 2).
+#[inline]
+pub fn reno_on_loss(cwnd: &mut f64, ssthresh: &mut f64, ev: &LossEvent) {
+    *ssthresh = reno_ssthresh(ev.in_flight);
+    *cwnd = *ssthresh;
+}
+
+/// RFC 5681 §3.1 timeout response: ssthresh from FlightSize on the first RTO of a series only
+/// (FlightSize is ~0 on later ones), cwnd = 1 (the loss window), then slow start.
+#[inline]
+pub fn reno_on_timeout(cwnd: &mut f64, ssthresh: &mut f64, ev: &TimeoutEvent) {
+    if ev.backoffs <= 1 {
+        *ssthresh = reno_ssthresh(ev.in_flight);
+    }
+    *cwnd = 1.0;
+}

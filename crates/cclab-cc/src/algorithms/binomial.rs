@@ -161,10 +161,7 @@ impl CongestionControl for Binomial {
 
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // DECISION 4: only the first RTO of a series sets ssthresh (FlightSize is ~0 afterwards).
-        if ev.backoffs <= 1 {
-            self.ssthresh = reno_ssthresh(ev.in_flight);
-        }
-        self.cwnd = 1.0;
+        crate::cc::reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
     }
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {

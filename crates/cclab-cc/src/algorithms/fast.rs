@@ -67,7 +67,7 @@
 //!     window is a float with a floor of 2 packets (ns-2). No update while the application, not the
 //!     window, limits the sender (the rule would otherwise grow w without bound at q = 0).
 
-use crate::cc::{reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
+use crate::cc::{slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{self, Nanos};
 
@@ -372,10 +372,7 @@ impl CongestionControl for Fast {
 
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // DECISION 7.
-        if ev.backoffs <= 1 {
-            self.ssthresh = reno_ssthresh(ev.in_flight);
-        }
-        self.cwnd = 1.0;
+        crate::cc::reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
         self.target = 1.0;
         self.ramp_from = 1.0;
         self.mi = true;

@@ -53,7 +53,7 @@
 use std::collections::VecDeque;
 
 use crate::cc::{
-    flags, reno_increase, reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent,
+    flags, reno_increase, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent,
 };
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{self, Nanos, NS_PER_MS};
@@ -317,10 +317,7 @@ impl CongestionControl for Libra {
     }
 
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
-        if ev.backoffs <= 1 {
-            self.ssthresh = reno_ssthresh(ev.in_flight);
-        }
-        self.cwnd = 1.0;
+        crate::cc::reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
     }
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {

@@ -9,7 +9,7 @@
 //! * loss event (3 dup-ACKs / SACK): ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), cwnd = ssthresh;
 //! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start.
 
-use crate::cc::{reno_on_ack, reno_ssthresh, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
 
 /// Which loss recovery the transport should run for this sender.
@@ -52,15 +52,10 @@ impl CongestionControl for Reno {
         reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
     }
     fn on_loss(&mut self, ev: &LossEvent) {
-        self.ssthresh = reno_ssthresh(ev.in_flight);
-        self.cwnd = self.ssthresh;
+        reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
-        // Only the first RTO of a series halves ssthresh (RFC 5681 §3.1: FlightSize is ~0 afterwards).
-        if ev.backoffs <= 1 {
-            self.ssthresh = reno_ssthresh(ev.in_flight);
-        }
-        self.cwnd = 1.0;
+        reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
     }
 }
 

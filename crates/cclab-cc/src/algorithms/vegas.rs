@@ -13,7 +13,7 @@
 //!
 //! Defaults α = 2, β = 4, γ = 1 packets (Linux).
 
-use crate::cc::{reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{reno_on_loss, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::Nanos;
 
@@ -100,15 +100,11 @@ impl CongestionControl for Vegas {
     }
 
     fn on_loss(&mut self, ev: &LossEvent) {
-        self.ssthresh = reno_ssthresh(ev.in_flight);
-        self.cwnd = self.ssthresh;
+        reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
     }
 
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
-        if ev.backoffs <= 1 {
-            self.ssthresh = reno_ssthresh(ev.in_flight);
-        }
-        self.cwnd = 1.0;
+        reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
     }
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {

@@ -254,7 +254,7 @@ mod tests {
             limit: BufferLimit { pkts: Some(100), bytes: None },
             packet_size: 1500,
         };
-        let mut q = crate::registry::build_queue("maxnet", &Params::new(), &env).unwrap();
+        let q = crate::registry::build_queue("maxnet", &Params::new(), &env).unwrap();
         assert_eq!(q.name(), "maxnet");
         let mut out = Vec::new();
         q.state(&mut out);
