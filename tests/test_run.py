@@ -96,3 +96,23 @@ def test_random_valid_scenarios_run_and_conserve(rate, buffer, queue, flows, los
     assert c["injected"] == c["delivered"] + c["dropped"] + c["in_network"]
     assert 0.0 <= r.summary["links"][0]["utilization"] <= 1.0 + 1e-9
     assert all(math.isfinite(f["goodput_bps"]) and f["goodput_bps"] >= 0 for f in r.summary["flows"])
+
+
+def test_no_python_call_per_packet(base):
+    """The simulator calls back into Python only for progress, at most every ~0.25 s of wall time."""
+    import time
+
+    from cclab import _native
+
+    base["duration"] = "20s"
+    base["topology"]["bottleneck"]["rate"] = "100Mbps"
+    spec = cclab.Scenario.from_dict(base).to_spec()
+    calls = []
+    t0 = time.perf_counter()
+    raw, _, _ = _native.run(json.dumps(spec), calls.append)
+    wall = time.perf_counter() - t0
+    packets = json.loads(raw)["packets"]
+    assert packets > 100_000
+    # a callback per 0.25 s of wall time (+1 for rounding): orders of magnitude below one per packet
+    assert len(calls) <= wall / 0.25 + 1, (len(calls), wall)
+    assert all(0 <= t <= 20 for t in calls)
