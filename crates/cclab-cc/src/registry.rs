@@ -26,7 +26,7 @@ pub struct BuiltSender {
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas"];
+pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas", "highspeed", "scalable"];
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
 pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
@@ -39,6 +39,8 @@ pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<Buil
         "iiad" => (Box::new(crate::algorithms::binomial::Binomial::new("iiad", env.initial_cwnd, params)?), None),
         "sqrt" => (Box::new(crate::algorithms::binomial::Binomial::new("sqrt", env.initial_cwnd, params)?), None),
         "libra" => (Box::new(crate::algorithms::libra::Libra::new(env.initial_cwnd, env.packet_size.saturating_sub(env.mss), params)?), None),
+        "highspeed" => (Box::new(crate::algorithms::highspeed::HighSpeed::new(env.initial_cwnd, params)?), None),
+        "scalable" => (Box::new(crate::algorithms::scalable::Scalable::new(env.initial_cwnd, params)?), None),
         "vegas" => (Box::new(crate::algorithms::vegas::Vegas::new(env.initial_cwnd, params)?), None),
         "cubic" => (Box::new(crate::algorithms::cubic::Cubic::new(env.initial_cwnd, params)?), None),
         "maxnet" => (Box::new(crate::algorithms::maxnet::MaxNet::new(env.initial_cwnd, env.packet_size, params)?), None),

@@ -2,9 +2,11 @@
 //! DECISION taken where the source is ambiguous (see also `docs/algorithms/<name>.md`).
 
 pub mod reno;
+pub mod scalable;
 pub mod vegas;
 pub mod binomial;
 pub mod cubic;
 pub mod fast;
+pub mod highspeed;
 pub mod libra;
 pub mod maxnet;
