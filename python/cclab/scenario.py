@@ -33,7 +33,10 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 
-def _positive(parse, what: str):
+def _bounded(parse, strict: bool):
+    """A field validator: parse the quantity (unit errors become field errors) and require > 0
+    (``strict``) or >= 0."""
+
     def check(v: Any) -> Any:
         if v is None:
             return v
@@ -41,31 +44,24 @@ def _positive(parse, what: str):
             x = parse(v)
         except UnitError as e:
             raise ValueError(str(e)) from None
-        if not x > 0:
-            raise ValueError(f"must be > 0, got {json.dumps(v)}")
+        if (x <= 0) if strict else (x < 0):
+            raise ValueError(f"must be {'>' if strict else '>='} 0, got {json.dumps(v)}")
         return v
 
     return check
+
+
+def _positive(parse, _what: str = ""):
+    return _bounded(parse, strict=True)
 
 
 def _nonneg(parse):
-    def check(v: Any) -> Any:
-        if v is None:
-            return v
-        try:
-            x = parse(v)
-        except UnitError as e:
-            raise ValueError(str(e)) from None
-        if x < 0:
-            raise ValueError(f"must be >= 0, got {json.dumps(v)}")
-        return v
-
-    return check
+    return _bounded(parse, strict=False)
 
 
 def _check_buffer(v: Any) -> Any:
     try:
-        kind, x = parse_buffer(v)
+        _, x = parse_buffer(v)
     except UnitError as e:
         raise ValueError(str(e)) from None
     if not x > 0:
@@ -401,8 +397,6 @@ class _Resolver:
                 bp = max(1, int(round(x * parse_rate(cfg.rate) * rtt / 8.0 / packet_size)))
             queue = cfg.queue
             params = cfg.params
-            if getattr(cfg, "_reverse_of", None) is not None:
-                pass
             try:
                 _native.validate_queue(queue, json.dumps(params), parse_rate(cfg.rate), bp, bb, packet_size)
             except ValueError as e:
@@ -414,9 +408,6 @@ class _Resolver:
                 "loss": cfg.loss, "loss_schedule": [[parse_time(t), p] for t, p in cfg.loss_schedule],
                 "loss_data_only": True,
             })
-        for i, f in enumerate(flows):
-            if f["stop"] is not None and f["stop"] > duration:
-                pass  # stopping after the end is the same as never stopping
         return {
             "name": sc.name, "seed": sc.seed, "duration": duration, "sample_interval": sample,
             "measure": measure, "links": out_links, "flows": flows, "traffic": traffic,
