@@ -42,9 +42,6 @@ pub struct SenderStats {
     pub rtt_sum_ns: u128,
     pub rtt_samples: u64,
     pub last_rtt: Nanos,
-    /// Retransmissions later found unnecessary (a DSACK-less approximation: the original was SACKed
-    /// or cumulatively acked with a timestamp older than the retransmission).
-    pub spurious_rtx: u64,
     pub ecn_events: u64,
 }
 
