@@ -290,58 +290,70 @@ pub fn run(
     let mut warnings = Vec::new();
     let mut flow_series: Vec<FlowSeries> = vec![FlowSeries::default(); spec.flows.len()];
 
-    let thread_errors: Vec<String> = std::thread::scope(|s| -> Result<Vec<String>, RunError> {
+    let scoped = std::thread::scope(|s| -> Result<Vec<String>, RunError> {
         let mut handles = Vec::new();
-        for (i, f) in spec.flows.iter().enumerate() {
-            let port = BASE_PORT + i as u16;
-            let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
-            let probe = probes[i].clone();
-            let (stop, hosts, clock, start) = (&stop, &hosts, clock, starts[i]);
-            let stop_at = f.stop.map(from_secs).unwrap_or(end).min(end);
-            match flow_kind(&f.cc) {
-                FlowKind::Kernel(cc) => {
-                    let listener = hosts.b.ns.run_in(|| TcpListener::bind(dst))??;
-                    let p2 = probe.clone();
-                    handles.push(s.spawn(move || tcp::sink(listener, stop, &p2.delivered)));
-                    let size = f.size;
-                    handles.push(s.spawn(move || -> io::Result<()> {
-                        hosts.a.ns.enter()?;
-                        sleep_until(&clock, start, stop);
-                        if stop.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        let stream = Arc::new(tcp::connect(dst, &cc)?);
-                        let _ = probe.tcp.set(stream.clone());
-                        let written = AtomicU64::new(0);
-                        let stop_flow = AtomicBool::new(false);
-                        std::thread::scope(|s2| {
-                            let w = s2.spawn(|| {
-                                tcp::bulk_send((*stream).try_clone()?, size, &stop_flow, &written)
-                            });
-                            while !stop.load(Ordering::Relaxed)
-                                && clock.now() < stop_at
-                                && !w.is_finished()
-                            {
-                                std::thread::sleep(std::time::Duration::from_millis(5));
+        // Set-up errors (a port in use, a socket option refused) must still stop the threads already
+        // started, or the scope would wait for them forever.
+        let mut setup = || -> Result<(), RunError> {
+            for (i, f) in spec.flows.iter().enumerate() {
+                let port = BASE_PORT + i as u16;
+                let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
+                let probe = probes[i].clone();
+                let (stop, hosts, clock, start) = (&stop, &hosts, clock, starts[i]);
+                let stop_at = f.stop.map(from_secs).unwrap_or(end).min(end);
+                match flow_kind(&f.cc) {
+                    FlowKind::Kernel(cc) => {
+                        let listener = hosts.b.ns.run_in(|| TcpListener::bind(dst))??;
+                        let p2 = probe.clone();
+                        handles.push(s.spawn(move || tcp::sink(listener, stop, &p2.delivered)));
+                        let size = f.size;
+                        handles.push(s.spawn(move || -> io::Result<()> {
+                            hosts.a.ns.enter()?;
+                            sleep_until(&clock, start, stop);
+                            if stop.load(Ordering::Relaxed) {
+                                return Ok(());
                             }
-                            stop_flow.store(true, Ordering::Relaxed);
-                            w.join()
-                                .map_err(|_| io::Error::other("TCP sender panicked"))?
-                        })
-                    }));
-                }
-                FlowKind::Ours(name) => {
-                    let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port, i as u32)?;
-                    let p2 = probe.clone();
-                    handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
-                    let tx = crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32)?;
-                    handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
+                            let stream = Arc::new(tcp::connect(dst, &cc)?);
+                            let _ = probe.tcp.set(stream.clone());
+                            let written = AtomicU64::new(0);
+                            let stop_flow = AtomicBool::new(false);
+                            std::thread::scope(|s2| {
+                                let w = s2.spawn(|| {
+                                    tcp::bulk_send(
+                                        (*stream).try_clone()?,
+                                        size,
+                                        &stop_flow,
+                                        &written,
+                                    )
+                                });
+                                while !stop.load(Ordering::Relaxed)
+                                    && clock.now() < stop_at
+                                    && !w.is_finished()
+                                {
+                                    std::thread::sleep(std::time::Duration::from_millis(5));
+                                }
+                                stop_flow.store(true, Ordering::Relaxed);
+                                w.join()
+                                    .map_err(|_| io::Error::other("TCP sender panicked"))?
+                            })
+                        }));
+                    }
+                    FlowKind::Ours(name) => {
+                        let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port, i as u32)?;
+                        let p2 = probe.clone();
+                        handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
+                        let tx =
+                            crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32)?;
+                        handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
+                    }
                 }
             }
-        }
+            Ok(())
+        };
+        let setup = setup();
         // The sampler: this thread, every sample interval, until the end or an interrupt.
         let mut k: u64 = 0;
-        loop {
+        while setup.is_ok() {
             let due = k * sample_every;
             if due > end {
                 break;
@@ -365,9 +377,11 @@ pub fn run(
                 Err(_) => errs.push(format!("flow thread {i} panicked")),
             }
         }
-        Ok(errs)
-    })?;
-    let fin = emu_run.stop()?;
+        setup.map(|_| errs)
+    });
+    let fin = emu_run.stop();
+    let thread_errors = scoped?;
+    let fin = fin?;
     drop(hosts);
     warnings.extend(thread_errors);
 
