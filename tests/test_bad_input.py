@@ -182,3 +182,158 @@ def test_cli_missing_file(tmp_path):
     r = run_cli("run", str(tmp_path / "nope.toml"))
     assert r.returncode == 2
     assert "cannot read" in r.stderr
+
+
+# ---- more rejections: each names the exact field and shows the offending value ----
+
+
+def test_boolean_is_not_a_rate(base):
+    # TOML `rate = true` must not become 1 bit/s (a bool is an int in Python)
+    base["topology"]["bottleneck"]["rate"] = True
+    msg = reject(base, "topology.bottleneck.rate", "string with a unit", "true")
+    assert msg.count("\n") == 0  # one message, not one per union member
+
+
+def test_list_is_not_a_time(base):
+    base["flows"][0]["rtt"] = ["40ms"]
+    reject(base, "flows[0].rtt", '["40ms"]')
+
+
+def test_start_range_needs_two_times(base):
+    base["flows"][0]["start"] = ["1s"]
+    reject(base, "flows[0].start", "[lo, hi]")
+
+
+def test_start_range_reversed(base):
+    base["flows"][0]["start"] = ["2s", "1s"]
+    reject(base, "flows[0].start", "lo <= hi")
+
+
+def test_param_value_must_be_scalar(base):
+    base["flows"][0]["params"] = {"initial_ssthresh": [1, 2]}
+    reject(base, "flows[0].params.initial_ssthresh", "number, a boolean or a string")
+
+
+def test_stop_before_start(base):
+    base["flows"][0].update(start="2s", stop="1s")
+    reject(base, "flows[0].stop", "must be > start")
+
+
+def test_start_after_end_of_run(base):
+    base["flows"][0]["start"] = "10s"
+    reject(base, "flows[0].start", "< duration (3 s)")
+
+
+def test_traffic_start_after_end_of_run(base):
+    base["traffic"] = [{"kind": "cbr", "rate": "1Mbps", "start": "5s"}]
+    reject(base, "traffic[0].start", "< duration")
+
+
+def test_loss_schedule_must_increase(base):
+    base["topology"]["bottleneck"]["loss_schedule"] = [["2s", 0.1], ["1s", 0.2]]
+    reject(base, "topology.bottleneck.loss_schedule", "strictly increasing")
+
+
+def test_loss_schedule_probability(base):
+    base["topology"]["bottleneck"]["loss_schedule"] = [["0s", 0.1], ["1s", 2.0]]
+    reject(base, "topology.bottleneck.loss_schedule", "[0, 1]")
+
+
+def test_buffer_fractional_packets(base):
+    base["topology"]["bottleneck"]["buffer"] = 2.5
+    msg = reject(base, "topology.bottleneck.buffer", "whole number")
+    assert msg.count("\n") == 0  # the dumbbell's two directions share the setting: reported once
+
+
+def test_dumbbell_flow_takes_no_links(base):
+    base["flows"][0]["links"] = [0, 1]
+    reject(base, "flows[0].links", "dumbbell")
+
+
+def test_parking_lot_link_errors_name_the_link():
+    # Each topology kind has its own model, so a bad parking-lot link is not also reported as a graph
+    # link missing src/dst.
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "parking_lot", "links": [{"rate": "10Mbps"}, {"rate": "-1Mbps", "delay": "5ms"}]},
+        "flows": [{"cc": "newreno", "rtt": "40ms", "links": [0]}],
+    }
+    msg = reject(data, "topology.links[1].rate", "must be > 0")
+    assert msg == 'topology.links[1].rate: must be > 0, got "-1Mbps"'
+
+
+def test_parking_lot_link_listed_twice():
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "parking_lot", "links": [{"rate": "10Mbps"}, {"rate": "10Mbps"}]},
+        "flows": [{"cc": "newreno", "rtt": "40ms", "links": [0, 0]}],
+    }
+    reject(data, "flows[0].links", "only once")
+
+
+def test_graph_self_loop_and_no_route():
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "graph", "nodes": ["a", "b", "c"], "links": [
+            {"src": "a", "dst": "a", "rate": "10Mbps"}, {"src": "a", "dst": "b", "rate": "10Mbps"}]},
+        "flows": [{"cc": "newreno", "src": "a", "dst": "c", "rtt": "40ms"}],
+    }
+    with pytest.raises(ScenarioError) as e:
+        cclab.Scenario.from_dict(data)
+    fields = [f for f, _ in e.value.errors]
+    assert "topology.links[0]" in fields and "flows[0]" in fields
+    assert "no route from 'a' to 'c'" in str(e.value)
+
+
+def test_graph_link_missing_src():
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "graph", "nodes": ["a", "b"], "links": [{"dst": "b", "rate": "10Mbps"}]},
+        "flows": [{"cc": "newreno", "src": "a", "dst": "b"}],
+    }
+    reject(data, "topology.links[0].src", "required")
+
+
+def test_sample_interval_too_fine(base):
+    base["duration"] = "100s"
+    base["sample_interval"] = "1us"
+    reject(base, "sample_interval", "time-series rows", "coarser")
+
+
+def test_every_error_listed_one_per_line(base):
+    base["flows"][0]["rtt"] = "-5ms"
+    base["topology"]["bottleneck"]["rate"] = "0Mbps"
+    base["colour"] = "blue"
+    with pytest.raises(ScenarioError) as e:
+        cclab.Scenario.from_dict(base)
+    lines = str(e.value).splitlines()
+    assert sorted(lines) == sorted([
+        'colour: unknown key',
+        'topology.bottleneck.rate: must be > 0, got "0Mbps"',
+        'flows[0].rtt: must be > 0, got "-5ms"',
+    ])
+
+
+def test_model_validate_raises_scenario_error(base):
+    # the pydantic entry point gives the same field-named ScenarioError (a ValueError) as from_dict
+    base["flows"][0]["cc"] = "tahoe"
+    with pytest.raises(ValueError) as e:
+        cclab.Scenario.model_validate(base)
+    assert isinstance(e.value, ScenarioError)
+    assert str(e.value).startswith('flows[0].cc: unknown algorithm "tahoe"')
+
+
+def test_run_seed_override_checked(base):
+    with pytest.raises(ScenarioError, match="seed: must be an integer"):
+        cclab.run(base, seed=-3, progress=False)
+
+
+def test_cli_unknown_algorithm_lists_the_registry(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('duration = "2s"\n[topology.bottleneck]\nrate = "10Mbps"\n[[flows]]\ncc = "tahoe"\nrtt = "40ms"\n')
+    r = run_cli("validate", str(p))
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    # the allowed names come from the Rust registry, not from a list in Python
+    for name in cclab.algorithms():
+        assert name in r.stderr

@@ -82,3 +82,108 @@ def test_toml_roundtrip_of_shipped_scenarios():
 
     for p in sorted(pathlib.Path(__file__).resolve().parents[1].glob("scenarios/*.toml")):
         cclab.Scenario.load(p)  # every shipped scenario validates
+
+
+def test_transport_defaults_and_per_flow_override(base):
+    base["flows"].append({"cc": "newreno", "rtt": "40ms", "transport": {"delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": False}})
+    f0, f1 = cclab.Scenario.from_dict(base).to_spec()["flows"]
+    assert f0["transport"] == {"mss": 1448, "packet_size": 1500, "initial_cwnd": 10.0, "delayed_ack": 1,
+                               "delack_timeout": 0.2, "min_rto": 0.2, "sack": True, "ecn": False}
+    assert f1["transport"] == dict(f0["transport"], delayed_ack=2, delack_timeout=0.04, sack=False)
+
+
+def test_count_start_stop_size_pass_through(base):
+    base["flows"] = [
+        {"cc": "newreno", "rtt": "40ms"},
+        {"cc": "cubic", "rtt": "80ms", "count": 3, "start": ["0.5s", "1s"], "stop": "2.5s", "size": "375KB",
+         "params": {"beta": 0.7}},
+    ]
+    flows = cclab.Scenario.from_dict(base).to_spec()["flows"]
+    assert [f["group"] for f in flows] == [0, 1, 1, 1]
+    assert [f["cc"] for f in flows] == ["newreno", "cubic", "cubic", "cubic"]
+    for f in flows[1:]:
+        # the random draw from [lo, hi] happens in the simulator with the run's seed
+        assert f["start"] == [0.5, 1.0] and f["stop"] == 2.5 and f["size"] == 375_000
+        assert f["params"] == {"beta": 0.7}
+    assert flows[0]["start"] == 0.0 and flows[0]["stop"] is None and flows[0]["size"] is None
+
+
+def test_dumbbell_links_red_params_loss_schedule_and_reverse(base):
+    b = base["topology"]["bottleneck"]
+    b.update(queue="red", params={"min_th": 5, "max_th": 15, "max_p": 0.1}, loss=0.001,
+             loss_schedule=[["0s", 0.005], ["1s", 0.25], ["2s", 0.005]], delay="5ms")
+    spec = cclab.Scenario.from_dict(base).to_spec()
+    fwd, rev = spec["links"]
+    assert fwd["queue"] == "red" and fwd["queue_params"] == {"min_th": 5, "max_th": 15, "max_p": 0.1}
+    assert fwd["loss"] == 0.001 and fwd["loss_schedule"] == [[0.0, 0.005], [1.0, 0.25], [2.0, 0.005]]
+    # the ACK direction: same rate, delay and buffer, drop-tail, no random loss (documented default)
+    assert rev["rate_bps"] == fwd["rate_bps"] == 20e6 and rev["delay"] == 0.005
+    assert rev["buffer_pkts"] == fwd["buffer_pkts"]
+    assert rev["queue"] == "droptail" and rev["loss"] == 0.0 and rev["loss_schedule"] == []
+    # 40 ms round trip: 2 × 5 ms on the bottleneck, the other 30 ms split over the access delays
+    f = spec["flows"][0]
+    assert f["extra_delay_fwd"] == pytest.approx(0.015) and f["extra_delay_rev"] == pytest.approx(0.015)
+    base["topology"]["reverse"] = {"rate": "5Mbps", "buffer": "20p", "queue": "red", "delay": "10ms"}
+    spec = cclab.Scenario.from_dict(base).to_spec()
+    rev = spec["links"][1]
+    assert (rev["rate_bps"], rev["buffer_pkts"], rev["queue"], rev["delay"]) == (5e6, 20, "red", 0.01)
+    # 5 ms forward + 10 ms back on the bottleneck; 25 ms left for the access links
+    f = spec["flows"][0]
+    assert f["extra_delay_fwd"] + f["extra_delay_rev"] == pytest.approx(0.025)
+
+
+@pytest.mark.parametrize("buffer,pkts,bytes_", [(100, 100, None), ("100p", 100, None), ("64KB", None, 64_000),
+                                                ("2BDP", 133, None), ("0.5BDP", 33, None)])
+def test_buffer_forms(base, buffer, pkts, bytes_):
+    # BDP at 20 Mbit/s × 40 ms = 100 000 B = 66.7 packets of 1500 B
+    base["topology"]["bottleneck"]["buffer"] = buffer
+    link = cclab.Scenario.from_dict(base).to_spec()["links"][0]
+    assert (link["buffer_pkts"], link["buffer_bytes"]) == (pkts, bytes_)
+
+
+def test_parking_lot_bdp_uses_largest_rtt_on_each_link():
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "parking_lot", "links": [{"rate": "12Mbps", "delay": "5ms"}, {"rate": "12Mbps", "delay": "5ms"}]},
+        "flows": [{"cc": "newreno", "rtt": "100ms", "links": [0, 1]}, {"cc": "newreno", "rtt": "20ms", "links": [1]},
+                  {"cc": "newreno", "rtt": "50ms", "links": [0]}],
+        "traffic": [{"kind": "cbr", "rate": "1Mbps", "links": [0, 1], "reverse": True}],
+    }
+    spec = cclab.Scenario.from_dict(data).to_spec()
+    # 12 Mbit/s × 100 ms / (1500 B × 8) = 100 packets on both links (the long flow crosses both)
+    assert [l["buffer_pkts"] for l in spec["links"][:2]] == [100, 100]
+    assert spec["traffic"][0]["path"] == [3, 2]   # reverse: link 1 back, then link 0 back
+    data["flows"] = data["flows"][1:]
+    spec = cclab.Scenario.from_dict(data).to_spec()
+    assert [l["buffer_pkts"] for l in spec["links"][:2]] == [50, 20]
+
+
+def test_graph_links_are_symmetric_and_ties_are_deterministic():
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "graph", "nodes": ["a", "b", "c", "d"], "links": [
+            {"src": "a", "dst": "b", "rate": "10Mbps", "delay": "10ms", "queue": "red", "loss": 0.01},
+            {"src": "b", "dst": "d", "rate": "10Mbps", "delay": "10ms"},
+            {"src": "a", "dst": "c", "rate": "10Mbps", "delay": "10ms"},
+            {"src": "c", "dst": "d", "rate": "10Mbps", "delay": "10ms"},
+        ]},
+        "flows": [{"cc": "newreno", "src": "a", "dst": "d", "rtt": "100ms"}],
+        "traffic": [{"kind": "poisson", "rate": "1Mbps", "src": "d", "dst": "a"}],
+    }
+    spec = cclab.Scenario.from_dict(data).to_spec()
+    back = spec["links"][1]
+    assert back["queue"] == "red" and back["loss"] == 0.01  # a graph link is the same cable both ways
+    f = spec["flows"][0]
+    # two 20 ms routes a-b-d and a-c-d: the tie goes to the lower link ids, every time
+    assert f["path"] == [0, 2] and f["ack_path"] == [3, 1]
+    assert f["extra_delay_fwd"] == pytest.approx((0.1 - 0.04) / 2)
+    assert spec["traffic"][0]["path"] == [3, 1]
+
+
+@pytest.mark.parametrize("rtt", [0.010, 0.070])
+def test_dumbbell_measured_min_rtt_is_the_configured_rtt(base, rtt):
+    base["flows"] = [{"cc": "newreno", "rtt": rtt}]
+    r = cclab.run(base, progress=False)
+    # propagation + serialisation of one 1500 B packet and one 52 B ACK at 20 Mbit/s; the first packet
+    # of a lone flow finds an empty queue, so only float rounding separates the two
+    assert r.summary["flows"][0]["min_rtt"] == pytest.approx(rtt + (1500 + 52) * 8 / 20e6, rel=1e-6)

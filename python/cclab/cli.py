@@ -31,9 +31,9 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, quiet: bool) -> None:
     """Simulate SCENARIO (TOML) and write summary.json, timeseries.parquet and plots."""
-    from .runner import run
-
     try:
+        from .runner import run
+
         sc = Scenario.load(scenario)
         if seed is not None and seed < 0:
             raise ScenarioError([("--seed", f"must be >= 0, got {seed}")])
@@ -42,6 +42,10 @@ def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_pack
     except ScenarioError as e:
         _fail(e)
         return
+    except KeyboardInterrupt:
+        # The simulator stops within ~0.25 s of Ctrl-C; nothing was written for this run.
+        click.echo("interrupted: nothing written", err=True)
+        sys.exit(130)
     _print_table(res.summary)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import _native
 from .metrics import jain
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError, _split_native
 
 ScenarioLike = Union[Scenario, dict, str, Path]
 
@@ -40,14 +40,23 @@ def _clean(x: Any) -> Any:
 
 
 class Result:
-    """One run: ``summary`` (the summary.json dict), ``flows`` and ``links`` (time series DataFrames),
-    ``spec`` (the resolved run spec)."""
+    """One run.
 
-    def __init__(self, summary: dict, flows: pd.DataFrame, links: pd.DataFrame, spec: dict):
+    * ``summary`` — the summary.json dict (docs/scenario.md);
+    * ``flows`` — one row per (t, flow): t, flow, cwnd, rate_bps, srtt, … and the algorithm's state;
+    * ``links`` — one row per (t, link): t, link, queue_pkts, rate_bps, utilization, drops, … and the
+      queue discipline's state;
+    * ``spec`` — the resolved run spec the simulator ran (spec.json);
+    * ``trace`` — the per-packet event log when run with ``trace_packets``, else None.
+    """
+
+    def __init__(self, summary: dict, flows: pd.DataFrame, links: pd.DataFrame, spec: dict,
+                 trace: Optional[pd.DataFrame] = None):
         self.summary = summary
         self.flows = flows
         self.links = links
         self.spec = spec
+        self.trace = trace
 
     def timeseries(self) -> pd.DataFrame:
         """Both tables in one long frame: one row per (t, flow or link), ``kind`` says which."""
@@ -65,6 +74,8 @@ class Result:
         (out / "summary.json").write_text(json.dumps(_clean(self.summary), indent=1, sort_keys=True) + "\n")
         self.timeseries().to_parquet(out / "timeseries.parquet", index=False)
         (out / "spec.json").write_text(json.dumps(self.spec, indent=1, sort_keys=True) + "\n")
+        if self.trace is not None:
+            self.trace.to_parquet(out / "trace.parquet", index=False)
         if plots:
             from .plots import write_plots
 
@@ -85,14 +96,21 @@ def _frame(cols: dict[str, np.ndarray], id_col: str) -> pd.DataFrame:
     return df[first + sorted(c for c in df.columns if c not in first)]
 
 
-def _add_rates(flows: pd.DataFrame) -> pd.DataFrame:
-    if flows.empty:
-        return flows
-    flows = flows.sort_values(["flow", "t"], kind="stable").reset_index(drop=True)
-    dt = flows.groupby("flow")["t"].diff()
-    db = flows.groupby("flow")["delivered_bytes"].diff()
-    flows["rate_bps"] = (db * 8.0 / dt).fillna(0.0)
-    return flows.sort_values(["t", "flow"], kind="stable").reset_index(drop=True)
+def _add_rates(df: pd.DataFrame, id_col: str, bytes_col: str) -> pd.DataFrame:
+    """``rate_bps`` over each sample interval from a cumulative byte counter (0 at the first sample)."""
+    if df.empty:
+        return df
+    df = df.sort_values([id_col, "t"], kind="stable").reset_index(drop=True)
+    dt = df.groupby(id_col)["t"].diff()
+    db = df.groupby(id_col)[bytes_col].diff()
+    df["rate_bps"] = (db * 8.0 / dt).fillna(0.0)
+    return df.sort_values(["t", id_col], kind="stable").reset_index(drop=True)
+
+
+def _rtt_or_none(x: Optional[float]) -> Optional[float]:
+    # The transport reports an RTT of 0 until its first sample; no real path has a zero RTT (a packet
+    # always takes its serialisation time), so 0 means "no sample" and is written as null.
+    return None if x is None or x <= 0 else x
 
 
 def build_summary(raw: dict) -> dict:
@@ -101,10 +119,10 @@ def build_summary(raw: dict) -> dict:
         flows.append({
             "id": f["id"], "group": f["group"], "cc": f["cc"], "rtt": f["rtt"],
             "goodput_bps": f["goodput_bps"], "throughput_bps": f["throughput_bps"],
-            "mean_cwnd_pkts": f["mean_cwnd_pkts"], "mean_rtt": f["mean_rtt"], "min_rtt": f["min_rtt"],
+            "mean_cwnd_pkts": f["mean_cwnd_pkts"], "mean_rtt": f["mean_rtt"], "min_rtt": _rtt_or_none(f["min_rtt"]),
             "retransmits": f["retransmits"], "timeouts": f["timeouts"], "fast_recoveries": f["fast_recoveries"],
             "start": f["start"], "finish": f["finish"], "delivered_bytes": f["delivered_bytes"],
-            "sent_pkts": f["sent_pkts"], "dropped_pkts": f["dropped_pkts"],
+            "sent_pkts": f["sent_pkts"], "received_pkts": f["received_pkts"], "dropped_pkts": f["dropped_pkts"],
         })
     links = []
     for l in raw["links"]:
@@ -149,21 +167,32 @@ def run(
     bar = _Progress(spec["duration"]) if progress else None
     try:
         raw_json, fcols, lcols = _native.run(json.dumps(spec), bar.update if bar else None)
+    except ValueError as e:
+        # The simulator re-checks the resolved spec; anything it rejects that the scenario model let
+        # through is reported the same way, naming the run-spec field (spec.json beside the results).
+        field, msg = _split_native(e)
+        raise ScenarioError([(f"run spec {field}", msg)]) from None
     finally:
         if bar:
             bar.close()
     raw = json.loads(raw_json)
-    flows = _add_rates(_frame(fcols, "flow"))
+    flows = _add_rates(_frame(fcols, "flow"), "flow", "delivered_bytes")
+    for col in ("srtt", "min_rtt"):
+        if col in flows:  # 0 = no RTT sample yet (see _rtt_or_none): NaN, so plots and means skip it
+            flows[col] = flows[col].where(flows[col] > 0)
     links = _frame(lcols, "link")
+    if not links.empty:
+        links = _add_rates(links, "link", "tx_bytes")
+        cap = links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec["links"])})
+        links["utilization"] = links["rate_bps"] / cap
     summary = build_summary(raw)
+    trace = None
     if raw.get("trace"):
         summary["trace_records"] = len(raw["trace"])
-    res = Result(summary, flows, links, spec)
-    res.trace = pd.DataFrame(raw["trace"]) if raw.get("trace") else None
+        trace = pd.DataFrame(raw["trace"])
+    res = Result(summary, flows, links, spec, trace)
     if out is not None:
         res.to_dir(out, plots=plots)
-        if res.trace is not None:
-            res.trace.to_parquet(Path(out) / "trace.parquet", index=False)
     return res
 
 

@@ -9,22 +9,67 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import tomllib
+import sys
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10 ship no tomllib
+    import tomli as tomllib
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from . import _native
 from .units import UnitError, parse_buffer, parse_rate, parse_size, parse_time
 
-Quantity = Union[str, int, float]
+
+def _quantity_type(v: Any) -> Any:
+    # Checked before pydantic's union so that a wrong type gives one message, not one per member, and a
+    # TOML boolean is not silently read as 1 (bool is an int in Python).
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise ValueError(f"must be a number (SI base unit) or a string with a unit, got {_show(v)}")
+    return v
+
+
+def _param_type(v: Any) -> Any:
+    if not isinstance(v, (bool, str, int, float)):
+        raise ValueError(f"must be a number, a boolean or a string, got {_show(v)}")
+    return v
+
+
+def _show(v: Any) -> str:
+    return json.dumps(v, default=str)
+
+
+Quantity = Annotated[Union[str, int, float], BeforeValidator(_quantity_type)]
+ParamValue = Annotated[Union[bool, int, float, str], BeforeValidator(_param_type)]
+
+# Above this many time-series rows (samples × (flows + links)) a run would need gigabytes of memory.
+MAX_SERIES_ROWS = 10_000_000
 
 
 class ScenarioError(ValueError):
     """A scenario that cannot run. ``errors`` holds (field, message) pairs."""
 
     def __init__(self, errors: list[tuple[str, str]]):
+        # One message per (field, problem), in the order found (a problem may be seen twice, e.g. a
+        # dumbbell's bottleneck settings are checked for both directions).
+        uniq: list[tuple[str, str]] = []
+        for e in errors:
+            if e not in uniq:
+                uniq.append(e)
+        errors = uniq
         self.errors = errors
         super().__init__("\n".join(f"{f}: {m}" if f else m for f, m in errors))
 
@@ -87,7 +132,7 @@ class Link(_Model):
     delay: Quantity = 0
     buffer: Quantity = "BDP"
     queue: str = "droptail"
-    params: dict[str, Union[bool, float, int, str]] = Field(default_factory=dict)
+    params: dict[str, ParamValue] = Field(default_factory=dict)
     loss: float = Field(0.0, ge=0.0, le=1.0)
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
 
@@ -105,6 +150,9 @@ class Link(_Model):
                 raise ValueError(f"[{i}] time {e}") from None
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"[{i}] loss probability must be in [0, 1], got {p}")
+        times = [parse_time(t) for t, _ in v]
+        if any(b <= a for a, b in zip(times, times[1:])):
+            raise ValueError(f"times must be strictly increasing, got {_show([t for t, _ in v])}")
         return v
 
 
@@ -113,41 +161,58 @@ class GraphLink(Link):
     dst: str
 
 
-class Topology(_Model):
-    kind: Literal["dumbbell", "parking_lot", "graph"] = "dumbbell"
-    bottleneck: Optional[Link] = None
-    links: Optional[list[Union[GraphLink, Link]]] = None
-    nodes: Optional[list[str]] = None
+class Dumbbell(_Model):
+    kind: Literal["dumbbell"] = "dumbbell"
+    bottleneck: Link
+    # The reverse bottleneck (link 1) carries the ACKs and reverse traffic. By default it has the
+    # bottleneck's rate, delay and buffer with a drop-tail queue and no random loss: ns-3's dumbbell and the
+    # simulator's acceptance tests are built that way, and an AQM or loss on the ACK path would change
+    # results only through the rare ACK drop. [topology.reverse] overrides it.
+    reverse: Optional[Link] = None
 
-    @model_validator(mode="after")
-    def _shape(self) -> "Topology":
-        if self.kind == "dumbbell":
-            if self.bottleneck is None:
-                raise ValueError("dumbbell needs [topology.bottleneck] with at least rate")
-            if self.links is not None or self.nodes is not None:
-                raise ValueError("dumbbell takes [topology.bottleneck], not links/nodes")
-        elif self.kind == "parking_lot":
-            if not self.links:
-                raise ValueError("parking_lot needs links = [{rate, delay, buffer, queue, loss}, ...]")
-            if self.bottleneck is not None or self.nodes is not None:
-                raise ValueError("parking_lot takes links, not bottleneck/nodes")
-        else:
-            if not self.nodes or not self.links:
-                raise ValueError("graph needs nodes = [...] and links = [{src, dst, rate, ...}, ...]")
-            for i, l in enumerate(self.links):
-                if not isinstance(l, GraphLink):
-                    raise ValueError(f"links[{i}]: graph links need src and dst")
-        return self
+
+class ParkingLot(_Model):
+    kind: Literal["parking_lot"]
+    links: list[Link] = Field(min_length=1)
+
+
+class Graph(_Model):
+    kind: Literal["graph"]
+    nodes: list[str] = Field(min_length=2)
+    links: list[GraphLink] = Field(min_length=1)
+
+
+_TOPOLOGY_KINDS = ("dumbbell", "parking_lot", "graph")
+
+
+def _topology_kind(v: Any) -> Optional[str]:
+    if isinstance(v, dict):
+        return v.get("kind", "dumbbell")
+    return getattr(v, "kind", None)
+
+
+Topology = Annotated[
+    Union[Annotated[Dumbbell, Tag("dumbbell")], Annotated[ParkingLot, Tag("parking_lot")], Annotated[Graph, Tag("graph")]],
+    Discriminator(_topology_kind),
+]
+
+
+def _start_type(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        if len(v) != 2:
+            raise ValueError(f"must be a time or [lo, hi], got {_show(v)}")
+        return [_quantity_type(x) for x in v]
+    return _quantity_type(v)
 
 
 class Flow(_Model):
     cc: str
     count: int = Field(1, ge=1, le=100_000)
     rtt: Optional[Quantity] = None
-    start: Union[Quantity, tuple[Quantity, Quantity]] = 0
+    start: Annotated[Any, BeforeValidator(_start_type)] = 0
     stop: Optional[Quantity] = None
     size: Quantity = "inf"
-    params: dict[str, Union[bool, float, int, str]] = Field(default_factory=dict)
+    params: dict[str, ParamValue] = Field(default_factory=dict)
     links: Optional[list[int]] = None
     src: Optional[str] = None
     dst: Optional[str] = None
@@ -225,13 +290,24 @@ class Scenario(_Model):
     # ---- construction ----
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+    def model_validate(cls, obj: Any, *, strict: Optional[bool] = None, from_attributes: Optional[bool] = None,
+                       context: Optional[Any] = None, **kwargs: Any) -> "Scenario":
+        """Validates a scenario dict completely: the model (keys, types, units) and then everything that
+        needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters). Every problem
+        is reported at once in one :class:`ScenarioError`."""
         try:
-            sc = cls.model_validate(data)
+            sc = super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as e:
             raise ScenarioError(_flatten(e)) from None
         sc.to_spec()  # semantic checks (paths, units, algorithms) happen here
         return sc
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        """Same as :meth:`model_validate`."""
+        if not isinstance(data, dict):
+            raise ScenarioError([("", f"a scenario is a table (dict), got {type(data).__name__}")])
+        return cls.model_validate(data)
 
     @classmethod
     def from_toml(cls, text: str) -> "Scenario":
@@ -259,6 +335,8 @@ class Scenario(_Model):
         if errors:
             raise ScenarioError(errors)
         if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+                raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {_show(seed)}")])
             spec["seed"] = seed
         if trace_packets is not None:
             spec["trace_packets"] = trace_packets
@@ -269,27 +347,34 @@ def _flatten(e: ValidationError) -> list[tuple[str, str]]:
     out = []
     for err in e.errors():
         loc = ""
-        for part in err["loc"]:
+        parts = list(err["loc"])
+        for i, part in enumerate(parts):
             if isinstance(part, int):
                 loc += f"[{part}]"
-            elif part in ("GraphLink", "Link", "function-after[_shape(), Topology]") or "[" in str(part) and "(" in str(part):
-                continue
+            elif i > 0 and parts[i - 1] == "topology" and part in _TOPOLOGY_KINDS:
+                continue  # the discriminated union's tag, not a key the user wrote
             else:
                 loc += ("." if loc else "") + str(part)
         msg = err["msg"]
         for prefix in ("Value error, ", "Assertion failed, "):
             if msg.startswith(prefix):
                 msg = msg[len(prefix):]
-        if err["type"] == "extra_forbidden":
+        kind = err["type"]
+        if kind == "extra_forbidden":
             msg = "unknown key"
-        elif err["type"] == "missing":
+        elif kind == "missing":
             msg = "required"
-        elif err["type"].startswith("literal_error"):
-            msg = f"{msg}, got {json.dumps(err.get('input'))}"
-        elif "input" in err and err["type"] not in ("value_error",) and not isinstance(err["input"], (dict, list)):
-            msg = f"{msg}, got {json.dumps(err['input'], default=str)}"
+        elif kind == "union_tag_invalid":
+            loc += ".kind"
+            msg = f"must be one of {', '.join(map(_show, _TOPOLOGY_KINDS))}, got {_show(err['ctx']['tag'])}"
+        elif kind == "union_tag_not_found" or kind == "model_attributes_type" or kind == "dict_type":
+            msg = f"must be a table, got {_show(err.get('input'))}"
+        elif kind.startswith("literal_error"):
+            msg = f"{msg}, got {_show(err.get('input'))}"
+        elif "input" in err and kind != "value_error" and not isinstance(err["input"], (dict, list)):
+            msg = f"{msg}, got {_show(err['input'])}"
         out.append((loc, msg))
-    # A union tries each member: keep one message per field.
+    # Keep one message per field (the first is the most specific).
     seen, uniq = set(), []
     for f, m in out:
         if f not in seen:
@@ -337,7 +422,7 @@ class _Resolver:
                 continue
             path, ack_path, prop_rtt = paths
             if f.rtt is None:
-                if sc.topology.kind != "graph":
+                if not isinstance(sc.topology, Graph):
                     self.err(f"{field}.rtt", "required")
                     continue
                 rtt = prop_rtt
@@ -353,6 +438,8 @@ class _Resolver:
             else:
                 start = parse_time(f.start)
             stop = parse_time(f.stop) if f.stop is not None else None
+            if not self._check_window(field, f.start, f.stop, duration):
+                continue
             size = None if f.size == "inf" else int(math.ceil(parse_size(f.size)))
             for l in path:
                 rtts_per_link.setdefault(l, []).append(rtt)
@@ -368,7 +455,7 @@ class _Resolver:
         for i, t in enumerate(sc.traffic):
             field = f"traffic[{i}]"
             path = self._traffic_path(t, field, fwd_of, rev_of)
-            if path is None:
+            if path is None or not self._check_window(field, t.start, t.stop, duration):
                 continue
             traffic.append({
                 "kind": t.kind, "rate_bps": parse_rate(t.rate), "packet_size": int(round(parse_size(t.packet_size))),
@@ -378,6 +465,10 @@ class _Resolver:
                 "mean_off": parse_time(t.mean_off) if t.mean_off is not None else None,
                 "shape": t.shape,
             })
+        rows = (math.floor(duration / sample) + 1) * (len(flows) + len(links))
+        if rows > MAX_SERIES_ROWS:
+            self.err("sample_interval", f"{_show(sc.sample_interval)} would record {rows:,} time-series rows "
+                     f"(samples × (flows + links)); at most {MAX_SERIES_ROWS:,}: use a coarser sample_interval")
         # Buffers: BDP = rate × the largest RTT of the flows crossing the link.
         out_links = []
         for i, (cfg, field) in enumerate(links):
@@ -414,6 +505,17 @@ class _Resolver:
             "trace_packets": sc.trace_packets,
         }
 
+    def _check_window(self, field: str, start: Any, stop: Any, duration: float) -> bool:
+        """A flow or traffic source must start before the run ends and stop after it starts."""
+        lo, hi = (start if isinstance(start, (list, tuple)) else (start, start))
+        if parse_time(hi) >= duration:
+            self.err(f"{field}.start", f"must be < duration ({duration:g} s), got {_show(start)}")
+            return False
+        if stop is not None and parse_time(stop) <= parse_time(hi):
+            self.err(f"{field}.stop", f"must be > start ({parse_time(hi):g} s), got {_show(stop)}")
+            return False
+        return True
+
     def _transport(self, base: Transport, override: Optional[dict[str, Any]], field: str, packet_size: int):
         data = base.model_dump()
         if override:
@@ -446,31 +548,37 @@ class _Resolver:
     def _topology(self):
         topo = self.sc.topology
         links: list[tuple[Link, str]] = []
-        if topo.kind == "dumbbell":
+        if isinstance(topo, Dumbbell):
             b = topo.bottleneck
-            assert b is not None
             links.append((b, "topology.bottleneck"))
-            # The reverse direction has the same rate and buffer; ACKs and reverse traffic share it.
-            rev = Link(rate=b.rate, delay=b.delay, buffer=b.buffer, queue="droptail")
-            links.append((rev, "topology.bottleneck"))
+            if topo.reverse is not None:
+                links.append((topo.reverse, "topology.reverse"))
+            else:
+                links.append((Link(rate=b.rate, delay=b.delay, buffer=b.buffer, queue="droptail"), "topology.bottleneck"))
             delay = parse_time(b.delay)
+            rev_delay = parse_time(links[1][0].delay)
 
             def path_fn(f: Flow, field: str):
-                if f.links is not None or f.src or f.dst:
-                    self.err(field, "a dumbbell flow takes no links/src/dst")
-                    return None
-                return [0], [1], 2 * delay
+                for key in ("links", "src", "dst"):
+                    if getattr(f, key) is not None:
+                        self.err(f"{field}.{key}", "a dumbbell flow crosses the bottleneck: it takes no links/src/dst")
+                        return None
+                return [0], [1], delay + rev_delay
 
             return links, {0: 0}, {0: 1}, path_fn
-        if topo.kind == "parking_lot":
-            assert topo.links is not None
+        if isinstance(topo, ParkingLot):
             n = len(topo.links)
             for i, l in enumerate(topo.links):
                 links.append((l, f"topology.links[{i}]"))
+            # Reverse direction of each link: same rate, delay and buffer, drop-tail, no random loss (ACKs).
             for i, l in enumerate(topo.links):
                 links.append((Link(rate=l.rate, delay=l.delay, buffer=l.buffer, queue="droptail"), f"topology.links[{i}]"))
 
             def path_fn(f: Flow, field: str):
+                for key in ("src", "dst"):
+                    if getattr(f, key) is not None:
+                        self.err(f"{field}.{key}", "a parking_lot flow names the links it crosses (links = [0, 1]), not src/dst")
+                        return None
                 if not f.links:
                     self.err(f"{field}.links", "required for parking_lot: the link indices the flow crosses, e.g. [0, 1]")
                     return None
@@ -478,6 +586,9 @@ class _Resolver:
                     if not 0 <= l < n:
                         self.err(f"{field}.links[{k}]", f"link {l} does not exist (parking_lot has links 0..{n - 1})")
                         return None
+                if len(set(f.links)) != len(f.links):
+                    self.err(f"{field}.links", f"a link may appear only once, got {f.links}")
+                    return None
                 path = list(f.links)
                 ack = [n + l for l in reversed(path)]
                 prop = 2 * sum(parse_time(topo.links[l].delay) for l in path)
@@ -485,18 +596,21 @@ class _Resolver:
 
             return links, {i: i for i in range(n)}, {i: n + i for i in range(n)}, path_fn
         # graph: every undirected link becomes two directional links (2k: src->dst, 2k+1: dst->src)
-        assert topo.nodes is not None and topo.links is not None
+        assert isinstance(topo, Graph)
         nodes = {name: i for i, name in enumerate(topo.nodes)}
         if len(nodes) != len(topo.nodes):
             self.err("topology.nodes", "node names must be unique")
         adj: dict[int, list[tuple[int, int, float]]] = {i: [] for i in range(len(nodes))}
         for k, l in enumerate(topo.links):
-            assert isinstance(l, GraphLink)
             for end in ("src", "dst"):
                 if getattr(l, end) not in nodes:
                     self.err(f"topology.links[{k}].{end}", f"unknown node {getattr(l, end)!r}; nodes: {', '.join(topo.nodes)}")
+            if l.src == l.dst:
+                self.err(f"topology.links[{k}]", f"a link joins two different nodes, got {l.src!r} to itself")
+            # A graph link is a cable between two routers: both directions get every setting of it
+            # (queue, parameters, random loss), unlike a dumbbell's or parking lot's reverse (ACK) side.
             links.append((l, f"topology.links[{k}]"))
-            links.append((Link(rate=l.rate, delay=l.delay, buffer=l.buffer, queue=l.queue, params=l.params), f"topology.links[{k}]"))
+            links.append((Link(**l.model_dump(exclude={"src", "dst"})), f"topology.links[{k}]"))
             if l.src in nodes and l.dst in nodes:
                 d = parse_time(l.delay)
                 adj[nodes[l.src]].append((nodes[l.dst], 2 * k, d))
@@ -520,8 +634,14 @@ class _Resolver:
             return None
 
         def path_fn(f: Flow, field: str):
+            if f.links is not None:
+                self.err(f"{field}.links", "a graph flow names src and dst (routes are shortest paths), not links")
+                return None
             if not f.src or not f.dst:
                 self.err(field, "a graph flow needs src and dst")
+                return None
+            if f.src == f.dst:
+                self.err(f"{field}.dst", f"must differ from src, got {f.dst!r}")
                 return None
             for end in ("src", "dst"):
                 if getattr(f, end) not in nodes:
@@ -540,6 +660,14 @@ class _Resolver:
 
     def _traffic_path(self, t: Traffic, field: str, fwd_of, rev_of) -> Optional[list[int]]:
         kind = self.sc.topology.kind
+        if kind != "graph":
+            for key in ("src", "dst"):
+                if getattr(t, key) is not None:
+                    self.err(f"{field}.{key}", f"{kind} traffic names links, not src/dst")
+                    return None
+        elif t.links is not None:
+            self.err(f"{field}.links", "graph traffic names src and dst, not links")
+            return None
         if kind == "dumbbell":
             if t.links is not None and t.links != [0]:
                 self.err(f"{field}.links", f"a dumbbell has one bottleneck: links must be [0] or absent, got {t.links}")
@@ -555,7 +683,7 @@ class _Resolver:
                     self.err(f"{field}.links[{k}]", f"link {l} does not exist (parking_lot has links 0..{n - 1})")
                     return None
             return [rev_of[l] for l in reversed(t.links)] if t.reverse else list(t.links)
-        fake = Flow(cc="newreno", src=t.src, dst=t.dst)
+        fake = Flow.model_construct(cc="", src=t.src, dst=t.dst, links=None)
         res = self._graph_path(fake, field)
         if res is None:
             return None

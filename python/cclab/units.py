@@ -6,6 +6,7 @@ Numbers are SI base units (seconds, bit/s, bytes). Strings carry a unit: ``"100M
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -22,6 +23,11 @@ _SIZE = {
 }
 
 
+def _q(value: object) -> str:
+    """A value as the user wrote it in TOML/JSON ("40 parsecs", [1], true)."""
+    return json.dumps(value, default=str)
+
+
 class UnitError(ValueError):
     """A quantity that cannot be parsed; the message says what is allowed."""
 
@@ -29,12 +35,12 @@ class UnitError(ValueError):
 def _split(value: str, what: str, units: dict[str, float]) -> tuple[float, str]:
     m = _NUM.match(value)
     if not m:
-        raise UnitError(f"must be a {what} like {_example(units)}, got {value!r}")
+        raise UnitError(f"must be a {what} like {_example(units)}, got {_q(value)}")
     num, unit = float(m.group(1)), m.group(2)
     if not unit:
-        raise UnitError(f"needs a unit ({', '.join(units)}), got {value!r}")
+        raise UnitError(f"needs a unit ({', '.join(units)}), got {_q(value)}")
     if unit not in units:
-        raise UnitError(f"unknown unit {unit!r} for a {what}; allowed: {', '.join(units)}")
+        raise UnitError(f"unknown unit {_q(unit)} for a {what}; allowed: {', '.join(units)}")
     return num, unit
 
 
@@ -44,10 +50,10 @@ def _example(units: dict[str, float]) -> str:
 
 def _number(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UnitError(f"must be a number or a string with a unit, got {value!r}")
+        raise UnitError(f"must be a number or a string with a unit, got {_q(value)}")
     x = float(value)
     if not math.isfinite(x):
-        raise UnitError(f"must be finite, got {value!r}")
+        raise UnitError(f"must be finite, got {_q(value)}")
     return x
 
 
@@ -89,5 +95,5 @@ def parse_buffer(value: object) -> tuple[str, float]:
         try:
             return ("bytes", parse_size(s))
         except UnitError:
-            raise UnitError(f'must be a packet count (500 or "500p"), a size ("375KB") or "BDP"/"2BDP", got {value!r}') from None
+            raise UnitError(f'must be a packet count (500 or "500p"), a size ("375KB") or "BDP"/"2BDP", got {_q(value)}') from None
     return ("pkts", _number(value, "buffer"))

@@ -8,7 +8,7 @@ use cclab_cc::aqm::BufferLimit;
 use cclab_sim::result::Series;
 use cclab_sim::spec::RunSpec;
 use numpy::IntoPyArray;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -20,8 +20,12 @@ fn series_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> 
     Ok(d)
 }
 
-/// Runs a simulation from a JSON run spec. Returns (summary JSON, flow series, link series).
-/// `progress(sim_time_s)` is called at most every ~0.25 s of wall time; Ctrl-C aborts the run.
+/// Runs a simulation from a JSON run spec. Returns (result JSON without the series, flow series, link
+/// series). The GIL is released for the whole run; it is taken again only inside the progress callback,
+/// which the simulator calls at most every ~0.25 s of wall time. There `progress(sim_time_s)` runs and
+/// pending signals are checked, so Ctrl-C stops the run within ~0.25 s and raises KeyboardInterrupt.
+/// An exception raised by `progress` stops the run and is re-raised. A spec the simulator rejects
+/// raises ValueError("field\x1fmessage").
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress=None))]
 fn run<'py>(
@@ -29,30 +33,35 @@ fn run<'py>(
     spec_json: &str,
     progress: Option<PyObject>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let spec: RunSpec =
-        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("spec: {e}")))?;
-    let mut interrupted = false;
+    let spec: RunSpec = serde_json::from_str(spec_json)
+        .map_err(|e| PyValueError::new_err(format!("spec\u{1f}{e}")))?;
+    let mut py_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64| -> bool {
             Python::with_gil(|py| {
-                if py.check_signals().is_err() {
-                    interrupted = true;
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if p.call1(py, (t,)).is_err() {
-                        return false;
+                let step = py.check_signals().and_then(|()| match &progress {
+                    Some(p) => p.call1(py, (t,)).map(|_| ()),
+                    None => Ok(()),
+                });
+                match step {
+                    Ok(()) => true,
+                    Err(e) => {
+                        py_err = Some(e);
+                        false
                     }
                 }
-                true
             })
         };
         cclab_sim::run(&spec, Some(&mut cb))
     });
-    if interrupted {
-        return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
+    if let Some(e) = py_err {
+        return Err(e);
     }
-    let mut result = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut result =
+        result.map_err(|e| PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message)))?;
+    if result.aborted {
+        return Err(PyRuntimeError::new_err("simulation aborted"));
+    }
     let flows = series_dict(py, std::mem::take(&mut result.flow_series))?;
     let links = series_dict(py, std::mem::take(&mut result.link_series))?;
     let summary = serde_json::to_string(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
