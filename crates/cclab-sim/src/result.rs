@@ -33,6 +33,76 @@ impl Series {
     }
 }
 
+/// Builds a [`Series`] row by row without a string-keyed map lookup per value (sampling 1000 flows
+/// every 0.1 s sets 15 M values per 100 s; with a `BTreeMap<String, _>` lookup each, sampling cost as
+/// much as the packets). Fixed columns are addressed by index; algorithm state keys (`&'static str`)
+/// are resolved once per distinct key through a cache keyed by the string's address.
+#[derive(Default)]
+pub(crate) struct SeriesBuilder {
+    rows: usize,
+    names: Vec<String>,
+    cols: Vec<Vec<f64>>,
+    /// (address, length) of a `&'static str` key → column.
+    cache: Vec<(usize, usize, usize)>,
+}
+
+impl SeriesBuilder {
+    /// A builder whose first columns are `fixed`, in order (set them with [`SeriesBuilder::set_at`]).
+    pub(crate) fn with_columns(fixed: &[&str]) -> SeriesBuilder {
+        SeriesBuilder {
+            names: fixed.iter().map(|n| n.to_string()).collect(),
+            cols: vec![Vec::new(); fixed.len()],
+            ..Default::default()
+        }
+    }
+
+    /// Starts a new row, NaN in every column until set.
+    #[inline]
+    pub(crate) fn new_row(&mut self) {
+        self.rows += 1;
+        for c in &mut self.cols {
+            c.push(f64::NAN);
+        }
+    }
+
+    /// Sets column `col` in the current row.
+    #[inline]
+    pub(crate) fn set_at(&mut self, col: usize, v: f64) {
+        if let Some(last) = self.cols[col].last_mut() {
+            *last = v;
+        }
+    }
+
+    /// Sets `key` in the current row, creating the column (NaN-filled) on first use.
+    pub(crate) fn set(&mut self, key: &'static str, v: f64) {
+        let id = (key.as_ptr() as usize, key.len());
+        let col = match self.cache.iter().find(|c| (c.0, c.1) == id) {
+            Some(c) => c.2,
+            None => {
+                let col = match self.names.iter().position(|n| n == key) {
+                    Some(k) => k,
+                    None => {
+                        self.names.push(key.to_string());
+                        self.cols.push(vec![f64::NAN; self.rows]);
+                        self.cols.len() - 1
+                    }
+                };
+                self.cache.push((id.0, id.1, col));
+                col
+            }
+        };
+        self.set_at(col, v);
+    }
+
+    pub(crate) fn column(&self, col: usize) -> &[f64] {
+        &self.cols[col]
+    }
+
+    pub(crate) fn finish(self) -> Series {
+        Series { rows: self.rows, columns: self.names.into_iter().zip(self.cols).collect() }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowResult {
     pub id: u32,

@@ -44,17 +44,31 @@ enum Body {
     Cross,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Data,
+    Ack,
+    Cross,
+}
+
+/// What the network touches at every hop (24 bytes). The transport segment itself ([`Body`], ~100
+/// bytes for an ACK with SACK blocks) lives in a parallel slab touched only when the packet is created
+/// and delivered: per-hop work then walks a small, cache-resident array (measured in
+/// docs/performance.md).
 #[derive(Clone, Copy, Debug)]
 struct Packet {
-    body: Body,
+    /// Index in `Simulation::routes` of the hop the packet is at (advanced as it moves on).
+    at: u32,
     /// Flow index (data/ACK) or cross-traffic source index.
     owner: u32,
-    /// Position in the owner's route.
-    hop: u16,
     bytes: u32,
+    kind: Kind,
+    /// Data packets' header flags (for queue disciplines).
+    flags: u8,
     ect: bool,
     ce: bool,
     enq_time: Nanos,
+    body: Body,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,6 +138,52 @@ fn hist_value(bin: usize) -> f64 {
     }
 }
 
+/// The delay line for a given delay, shared by every route that uses that delay: a pure delay is FIFO
+/// whoever enters it, so one pipe (and one pending event) serves all flows with the same access delay,
+/// which keeps the event heap small with many flows (100 flows at 3 RTTs: 6 lines instead of 200).
+fn line_for(lines: &mut Vec<(Nanos, Pipe)>, delay: Nanos) -> u32 {
+    if let Some(k) = lines.iter().position(|(d, _)| *d == delay) {
+        return k as u32;
+    }
+    lines.push((delay, Pipe::default()));
+    lines.len() as u32 - 1
+}
+
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults and has no architectural effect (and `p` is a
+    // valid reference anyway). SSE is part of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const T as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The fixed columns of the per-flow time series, in the order `sample` fills them; algorithm state
+/// keys follow.
+const FLOW_COLUMNS: &[&str] = &[
+    "t",
+    "flow",
+    "cwnd",
+    "ssthresh",
+    "pacing_bps",
+    "srtt",
+    "min_rtt",
+    "in_flight",
+    "delivered_bytes",
+    "sent_bytes",
+    "retransmits",
+    "timeouts",
+];
+const FLOW_COLUMNS_T: usize = 0;
+const FLOW_COLUMNS_FLOW: usize = 1;
+const FLOW_COLUMNS_CWND: usize = 2;
+/// The fixed columns of the per-link time series; queue-discipline state keys follow.
+const LINK_COLUMNS: &[&str] =
+    &["t", "link", "queue_pkts", "queue_bytes", "drops", "marks", "random_losses", "tx_bytes", "arrivals"];
+
 struct Flow {
     group: u32,
     cc_name: String,
@@ -132,8 +192,9 @@ struct Flow {
     stop: Option<Nanos>,
     sender: Sender,
     receiver: Receiver,
-    fwd: Vec<Hop>,
-    rev: Vec<Hop>,
+    /// Start of the data route / ACK route in `Simulation::routes`.
+    fwd: u32,
+    rev: u32,
     ect: bool,
     started: bool,
     stimer: Option<Nanos>,
@@ -171,6 +232,8 @@ pub struct Simulation {
     measure: [Nanos; 2],
     ev: EventQueue,
     slab: Vec<Packet>,
+    /// Every route (flows' data and ACK routes, cross traffic's), each ending in `Hop::Host`.
+    routes: Vec<Hop>,
     free: Vec<u32>,
     links: Vec<Link>,
     lines: Vec<(Nanos, Pipe)>,
@@ -183,6 +246,8 @@ pub struct Simulation {
     events: u64,
     trace: Option<Vec<TraceRecord>>,
     result: RunResult,
+    fseries: SeriesBuilder,
+    lseries: SeriesBuilder,
     state_buf: Vec<(&'static str, f64)>,
 }
 
@@ -262,6 +327,7 @@ impl Simulation {
             Ok(())
         };
         let mut lines = Vec::new();
+        let mut routes = Vec::new();
         let mut flows = Vec::with_capacity(spec.flows.len());
         let mut warnings = Vec::new();
         for (i, f) in spec.flows.iter().enumerate() {
@@ -301,18 +367,20 @@ impl Simulation {
                 StartSpec::Uniform([lo, hi]) => lo + (hi - lo) * rng::uniform(&mut frng),
             };
             let mut fwd = Vec::new();
+            let fwd_at = routes.len() as u32;
             if f.extra_delay_fwd > 0.0 {
-                lines.push((from_secs(f.extra_delay_fwd), Pipe::default()));
-                fwd.push(Hop::Line(lines.len() as u32 - 1));
+                fwd.push(Hop::Line(line_for(&mut lines, from_secs(f.extra_delay_fwd))));
             }
             fwd.extend(f.path.iter().map(|&l| Hop::Link(l as u32)));
             fwd.push(Hop::Host);
             let mut rev: Vec<Hop> = f.ack_path.iter().map(|&l| Hop::Link(l as u32)).collect();
             if f.extra_delay_rev > 0.0 {
-                lines.push((from_secs(f.extra_delay_rev), Pipe::default()));
-                rev.push(Hop::Line(lines.len() as u32 - 1));
+                rev.push(Hop::Line(line_for(&mut lines, from_secs(f.extra_delay_rev))));
             }
             rev.push(Hop::Host);
+            routes.extend_from_slice(&fwd);
+            let rev_at = routes.len() as u32;
+            routes.extend_from_slice(&rev);
             flows.push(Flow {
                 group: f.group,
                 cc_name: f.cc.clone(),
@@ -321,8 +389,8 @@ impl Simulation {
                 stop: f.stop.map(from_secs),
                 receiver: Receiver::new(&cfg),
                 sender: Sender::new(cfg, built.cc, f.size, 0),
-                fwd,
-                rev,
+                fwd: fwd_at,
+                rev: rev_at,
                 ect: t.ecn,
                 started: false,
                 stimer: None,
@@ -339,8 +407,10 @@ impl Simulation {
             check_path(&t.path, format!("traffic[{i}].path"))?;
             let mut route: Vec<Hop> = t.path.iter().map(|&l| Hop::Link(l as u32)).collect();
             route.push(Hop::Host);
+            let at = routes.len() as u32;
+            routes.extend_from_slice(&route);
             cross.push(
-                CrossSource::new(t, route, rng::stream(spec.seed, 2_000_000 + i as u64))
+                CrossSource::new(t, at, rng::stream(spec.seed, 2_000_000 + i as u64))
                     .map_err(|m| err(format!("traffic[{i}]"), m))?,
             );
         }
@@ -358,6 +428,7 @@ impl Simulation {
             measure: [from_secs(m0), from_secs(m1).min(from_secs(spec.duration))],
             ev: EventQueue::default(),
             slab: Vec::with_capacity(1024),
+            routes,
             free: Vec::new(),
             links,
             lines,
@@ -370,6 +441,8 @@ impl Simulation {
             events: 0,
             trace: if spec.trace_packets { Some(Vec::new()) } else { None },
             result,
+            fseries: SeriesBuilder::with_columns(FLOW_COLUMNS),
+            lseries: SeriesBuilder::with_columns(LINK_COLUMNS),
             state_buf: Vec::with_capacity(16),
         };
         for i in 0..sim.flows.len() {
@@ -472,8 +545,9 @@ impl Simulation {
 
     // ---- packets ----
 
-    fn alloc(&mut self, p: Packet) -> u32 {
+    fn alloc(&mut self, mut p: Packet, body: Body) -> u32 {
         self.cons.injected += 1;
+        p.body = body;
         if let Some(i) = self.free.pop() {
             self.slab[i as usize] = p;
             i
@@ -487,18 +561,11 @@ impl Simulation {
         self.free.push(i);
     }
 
-    fn route_of(&self, p: &Packet) -> Hop {
-        match p.body {
-            Body::Data(_) => self.flows[p.owner as usize].fwd[p.hop as usize],
-            Body::Ack(_) => self.flows[p.owner as usize].rev[p.hop as usize],
-            Body::Cross => self.cross[p.owner as usize].route[p.hop as usize],
-        }
-    }
 
     fn trace(&mut self, kind: u8, link: i32, i: u32) {
         if let Some(tr) = self.trace.as_mut() {
             let p = &self.slab[i as usize];
-            let (flow, seq, pkt) = match p.body {
+            let (flow, seq, pkt) = match self.slab[i as usize].body {
                 Body::Data(d) => (p.owner as i32, d.seq, 0),
                 Body::Ack(a) => (p.owner as i32, a.cum_ack, 1),
                 Body::Cross => (-1 - p.owner as i32, 0, 2),
@@ -507,9 +574,18 @@ impl Simulation {
         }
     }
 
+    /// Starts loading packet `n` (the next in some FIFO) into the cache: with a large network the packet
+    /// has sat in a queue or on a wire for milliseconds and is no longer cached; the miss on it was the
+    /// single largest cost of the loop (docs/performance.md). The next event on that FIFO runs after
+    /// other events, so the load overlaps useful work.
+    #[inline(always)]
+    fn prefetch(&self, n: u32) {
+        prefetch(&self.slab[n as usize]);
+    }
+
     /// Moves packet `i` to its current hop.
     fn forward(&mut self, i: u32) {
-        let hop = self.route_of(&self.slab[i as usize]);
+        let hop = self.routes[self.slab[i as usize].at as usize];
         match hop {
             Hop::Link(l) => self.enqueue(l as usize, i),
             Hop::Line(d) => {
@@ -534,7 +610,10 @@ impl Simulation {
                 break;
             }
             self.lines[d].1.q.pop_front();
-            self.slab[i as usize].hop += 1;
+            if let Some(&(_, n)) = self.lines[d].1.q.front() {
+                self.prefetch(n);
+            }
+            self.slab[i as usize].at += 1;
             self.forward(i);
         }
     }
@@ -547,7 +626,10 @@ impl Simulation {
                 break;
             }
             self.links[l].pipe.q.pop_front();
-            self.slab[i as usize].hop += 1;
+            if let Some(&(_, n)) = self.links[l].pipe.q.front() {
+                self.prefetch(n);
+            }
+            self.slab[i as usize].at += 1;
             self.forward(i);
         }
     }
@@ -560,7 +642,7 @@ impl Simulation {
     fn drop_packet(&mut self, i: u32, link: i32, kind: u8) {
         self.trace(kind, link, i);
         let p = self.slab[i as usize];
-        if let Body::Data(_) = p.body {
+        if p.kind == Kind::Data {
             self.flows[p.owner as usize].dropped += 1;
         }
         self.cons.dropped += 1;
@@ -572,7 +654,7 @@ impl Simulation {
         let link = &mut self.links[l];
         link.arrivals += 1;
         let p = &mut self.slab[i as usize];
-        let is_data = matches!(p.body, Body::Data(_));
+        let is_data = p.kind == Kind::Data;
         let verdict = if link.loss > 0.0
             && (is_data || !link.loss_data_only)
             && rng::uniform(&mut link.rng) < link.loss
@@ -580,11 +662,12 @@ impl Simulation {
             None
         } else {
             let mut dummy = 0u32;
-            let (flags, fwd) = match &mut p.body {
-                Body::Data(d) => (d.flags, &mut d.fwd_field),
-                _ => (0, &mut dummy),
+            let (bytes, ect, flags) = (p.bytes, p.ect, p.flags);
+            let fwd = match &mut p.body {
+                Body::Data(d) => &mut d.fwd_field,
+                _ => &mut dummy,
             };
-            let mut rp = RouterPacket { bytes: p.bytes, ect: p.ect, is_data, flags, fwd_field: fwd };
+            let mut rp = RouterPacket { bytes, ect, is_data, flags, fwd_field: fwd };
             Some(link.qdisc.enqueue(now, &mut rp, link.qlen, &mut link.rng))
         };
         match verdict {
@@ -626,6 +709,9 @@ impl Simulation {
             link.busy = false;
             return;
         };
+        if let Some(&n) = link.queue.front() {
+            prefetch(&self.slab[n as usize]);
+        }
         let p = &self.slab[i as usize];
         Self::account_queue(link, now);
         link.qlen.pkts -= 1;
@@ -647,28 +733,39 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         let i = link.in_service;
-        let arrive = now + link.delay;
-        // One pending LinkArrive per non-empty pipe: schedule only when the pipe was empty.
-        if link.pipe.q.is_empty() {
-            self.ev.push(arrive, Event::LinkArrive(l as u32));
+        let delay = link.delay;
+        if delay > 0 {
+            let arrive = now + delay;
+            // One pending LinkArrive per non-empty pipe: schedule only when the pipe was empty.
+            if link.pipe.q.is_empty() {
+                self.ev.push(arrive, Event::LinkArrive(l as u32));
+            }
+            link.pipe.q.push_back((arrive, i));
         }
-        link.pipe.q.push_back((arrive, i));
         let p = &self.slab[i as usize];
         link.tx_bytes += p.bytes as u64;
         link.tx_pkts += 1;
-        if matches!(p.body, Body::Data(_)) {
+        if p.kind == Kind::Data {
             link.data_pkts_tx += 1;
         }
         self.start_tx(l);
+        if delay == 0 {
+            // Zero propagation delay (a dumbbell whose delays are all in access lines): the packet is at
+            // the far end now; handing it on directly saves an event per packet per link. Done after
+            // the next transmission starts, which is the order the LinkArrive event would have run in.
+            self.slab[i as usize].at += 1;
+            self.forward(i);
+        }
     }
 
     fn deliver(&mut self, i: u32) {
         self.trace(4, -1, i);
         self.cons.delivered += 1;
         let p = self.slab[i as usize];
+        let body = self.slab[i as usize].body;
         self.release(i);
         let now = self.now;
-        match p.body {
+        match body {
             Body::Data(mut d) => {
                 d.ce = p.ce;
                 let f = p.owner as usize;
@@ -695,7 +792,8 @@ impl Simulation {
             let fl = &self.flows[f];
             let bytes = seg.wire_bytes(fl.header);
             let ect = fl.ect;
-            let i = self.alloc(Packet { body: Body::Data(seg), owner: f as u32, hop: 0, bytes, ect, ce: false, enq_time: 0 });
+            let hdr = Packet { at: fl.fwd, owner: f as u32, bytes, kind: Kind::Data, flags: seg.flags, ect, ce: false, enq_time: 0, body: Body::Cross };
+            let i = self.alloc(hdr, Body::Data(seg));
             self.forward(i);
         }
         let fl = &mut self.flows[f];
@@ -715,8 +813,9 @@ impl Simulation {
     fn pump_receiver(&mut self, f: usize) {
         let now = self.now;
         while let Some(ack) = self.flows[f].receiver.poll_ack(now) {
-            let bytes = self.flows[f].header;
-            let i = self.alloc(Packet { body: Body::Ack(ack), owner: f as u32, hop: 0, bytes, ect: false, ce: false, enq_time: 0 });
+            let (bytes, at) = (self.flows[f].header, self.flows[f].rev);
+            let hdr = Packet { at, owner: f as u32, bytes, kind: Kind::Ack, flags: 0, ect: false, ce: false, enq_time: 0, body: Body::Cross };
+            let i = self.alloc(hdr, Body::Ack(ack));
             self.forward(i);
         }
         let fl = &mut self.flows[f];
@@ -734,8 +833,9 @@ impl Simulation {
         let now = self.now;
         let (send, next) = self.cross[s].fire(now);
         if send {
-            let bytes = self.cross[s].packet_size;
-            let i = self.alloc(Packet { body: Body::Cross, owner: s as u32, hop: 0, bytes, ect: false, ce: false, enq_time: 0 });
+            let (bytes, at) = (self.cross[s].packet_size, self.cross[s].route);
+            let hdr = Packet { at, owner: s as u32, bytes, kind: Kind::Cross, flags: 0, ect: false, ce: false, enq_time: 0, body: Body::Cross };
+            let i = self.alloc(hdr, Body::Cross);
             self.forward(i);
         }
         if let Some(t) = next {
@@ -748,22 +848,28 @@ impl Simulation {
     fn sample(&mut self) {
         let t = to_secs(self.now);
         for (i, f) in self.flows.iter().enumerate() {
-            let s = &mut self.result.flow_series;
+            let s = &mut self.fseries;
             s.new_row();
             let snd = &f.sender;
             let st = snd.stats();
-            s.set("t", t);
-            s.set("flow", i as f64);
-            s.set("cwnd", snd.cc().cwnd());
-            s.set("ssthresh", snd.cc().ssthresh());
-            s.set("pacing_bps", snd.cc().pacing_rate_bps().unwrap_or(f64::NAN));
-            s.set("srtt", to_secs(snd.srtt()));
-            s.set("min_rtt", to_secs(snd.min_rtt()));
-            s.set("in_flight", snd.in_flight() as f64);
-            s.set("delivered_bytes", f.receiver.delivered_bytes() as f64);
-            s.set("sent_bytes", st.sent_bytes as f64);
-            s.set("retransmits", st.retransmits as f64);
-            s.set("timeouts", st.timeouts as f64);
+            let cc = snd.cc();
+            let fixed = [
+                t,
+                i as f64,
+                cc.cwnd(),
+                cc.ssthresh(),
+                cc.pacing_rate_bps().unwrap_or(f64::NAN),
+                to_secs(snd.srtt()),
+                to_secs(snd.min_rtt()),
+                snd.in_flight() as f64,
+                f.receiver.delivered_bytes() as f64,
+                st.sent_bytes as f64,
+                st.retransmits as f64,
+                st.timeouts as f64,
+            ];
+            for (c, v) in fixed.into_iter().enumerate() {
+                s.set_at(c, v);
+            }
             self.state_buf.clear();
             snd.cc().state(&mut self.state_buf);
             for &(k, v) in &self.state_buf {
@@ -773,17 +879,22 @@ impl Simulation {
         let now = self.now;
         for (i, l) in self.links.iter_mut().enumerate() {
             Self::account_queue(l, now);
-            let s = &mut self.result.link_series;
+            let s = &mut self.lseries;
             s.new_row();
-            s.set("t", t);
-            s.set("link", i as f64);
-            s.set("queue_pkts", l.qlen.pkts as f64);
-            s.set("queue_bytes", l.qlen.bytes as f64);
-            s.set("drops", l.drops as f64);
-            s.set("marks", l.marks as f64);
-            s.set("random_losses", l.random_losses as f64);
-            s.set("tx_bytes", l.tx_bytes as f64);
-            s.set("arrivals", l.arrivals as f64);
+            let fixed = [
+                t,
+                i as f64,
+                l.qlen.pkts as f64,
+                l.qlen.bytes as f64,
+                l.drops as f64,
+                l.marks as f64,
+                l.random_losses as f64,
+                l.tx_bytes as f64,
+                l.arrivals as f64,
+            ];
+            for (c, v) in fixed.into_iter().enumerate() {
+                s.set_at(c, v);
+            }
             self.state_buf.clear();
             l.qdisc.state(&mut self.state_buf);
             for &(k, v) in &self.state_buf {
@@ -827,10 +938,8 @@ impl Simulation {
         }
         let win = to_secs(self.measure[1] - self.measure[0]).max(1e-12);
         let (m0, m1) = (to_secs(self.measure[0]), to_secs(self.measure[1]));
-        let fs = &self.result.flow_series;
-        let ts = fs.columns.get("t").cloned().unwrap_or_default();
-        let cw = fs.columns.get("cwnd").cloned().unwrap_or_default();
-        let fid = fs.columns.get("flow").cloned().unwrap_or_default();
+        let fs = &self.fseries;
+        let (ts, fid, cw) = (fs.column(FLOW_COLUMNS_T), fs.column(FLOW_COLUMNS_FLOW), fs.column(FLOW_COLUMNS_CWND));
         let mut cw_sum = vec![0.0; self.flows.len()];
         let mut cw_n = vec![0u64; self.flows.len()];
         for r in 0..ts.len() {
@@ -916,6 +1025,8 @@ impl Simulation {
         self.result.wall_s = wall;
         self.result.aborted = aborted;
         self.result.trace = self.trace.take().unwrap_or_default();
+        self.result.flow_series = std::mem::take(&mut self.fseries).finish();
+        self.result.link_series = std::mem::take(&mut self.lseries).finish();
         self.result
     }
 }
