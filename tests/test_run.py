@@ -58,9 +58,17 @@ def test_cli_end_to_end(tmp_path):
     scen = Path(__file__).resolve().parents[1] / "scenarios" / "default.toml"
     r = subprocess.run([sys.executable, "-m", "cclab.cli", "run", str(scen), "--out", str(tmp_path), "-q"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "default" in r.stdout
+    assert "default" in r.stdout and "wrote" in r.stdout  # the summary table and the file list
+    for name in ("summary.json", "timeseries.parquet", "spec.json", "rate.png", "cwnd.png", "queue.png"):
+        assert (tmp_path / name).stat().st_size > 1000, name
     s = json.loads((tmp_path / "summary.json").read_text())
+    # RED keeps its average queue between its thresholds, so it gives up a little utilisation (0.956)
     assert s["links"][0]["utilization"] > 0.9
+    # RED drops both flows' packets with the same probability: NewReno's goodput ∝ 1/RTT, so the 40 ms
+    # flow gets about twice the 80 ms flow's (1.98 with this seed; (80+8)/(40+8) = 1.8 counting the
+    # ~8 ms of RED queueing delay). 1.5 leaves room for the seed-dependent phase of the sawtooth.
+    g = [f["goodput_bps"] for f in s["flows"]]
+    assert g[0] / g[1] > 1.5
 
 
 RATES = {"2Mbps": 2e6, "10Mbps": 10e6, "30Mbps": 30e6}

@@ -79,7 +79,7 @@ class Result:
         if plots:
             from .plots import write_plots
 
-            write_plots(self.flows, self.links, self.summary, out)
+            write_plots(self.flows, self.links, self.summary, out, self.spec)
         return out
 
     def __repr__(self) -> str:
