@@ -1,7 +1,6 @@
 //! Non-congestion-controlled cross traffic: constant bit rate, Poisson, and Pareto on/off (web-like)
 //! sources. Each source has its own RNG stream so adding one never perturbs another component.
 
-use crate::sim::Hop;
 use crate::spec::TrafficSpec;
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::time::{from_secs, Nanos};
@@ -15,7 +14,8 @@ enum Kind {
 
 pub(crate) struct CrossSource {
     kind: Kind,
-    pub(crate) route: Vec<Hop>,
+    /// Start of the source's route in the simulation's route arena.
+    pub(crate) route: u32,
     pub(crate) start: Nanos,
     stop: Option<Nanos>,
     pub(crate) packet_size: u32,
@@ -38,7 +38,7 @@ fn exponential(rng: &mut SimRng, mean: f64) -> f64 {
 }
 
 impl CrossSource {
-    pub(crate) fn new(t: &TrafficSpec, route: Vec<Hop>, rng: SimRng) -> Result<CrossSource, String> {
+    pub(crate) fn new(t: &TrafficSpec, route: u32, rng: SimRng) -> Result<CrossSource, String> {
         if !(t.rate_bps > 0.0 && t.rate_bps.is_finite()) {
             return Err(format!("rate must be > 0, got {}", t.rate_bps));
         }
