@@ -16,8 +16,15 @@ from .scenario import Scenario, ScenarioError, _split_native
 
 ScenarioLike = Union[Scenario, dict, str, Path]
 
-# Keys of summary.json whose values depend on the machine, not on the scenario.
-WALL_CLOCK_KEYS = ("wall_s", "total_wall_s")
+# The leading columns of timeseries.parquet, in this order (docs/scenario.md documents each).
+TIMESERIES_COLUMNS = (
+    "kind", "id", "t",
+    # flows
+    "cwnd", "rate_bps", "srtt", "min_rtt", "in_flight", "ssthresh", "pacing_bps", "delivered_bytes",
+    "sent_bytes", "retransmits", "timeouts",
+    # links
+    "queue_pkts", "queue_bytes", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+)
 
 
 def _as_scenario(s: ScenarioLike) -> Scenario:
@@ -59,12 +66,14 @@ class Result:
         self.trace = trace
 
     def timeseries(self) -> pd.DataFrame:
-        """Both tables in one long frame: one row per (t, flow or link), ``kind`` says which."""
+        """Both tables in one long frame (timeseries.parquet): one row per (t, flow or link), ``kind``
+        says which. Columns: kind, id, t, the common flow and link columns (docs/scenario.md), then the
+        algorithms' and queue disciplines' state columns in name order; NaN where a row has no value."""
         f = self.flows.assign(kind="flow").rename(columns={"flow": "id"})
         l = self.links.assign(kind="link").rename(columns={"link": "id"})
         df = pd.concat([f, l], ignore_index=True, sort=False)
-        cols = ["kind", "id", "t"] + [c for c in df.columns if c not in ("kind", "id", "t")]
-        df = df[cols]
+        common = [c for c in TIMESERIES_COLUMNS if c in df.columns]
+        df = df[common + sorted(c for c in df.columns if c not in TIMESERIES_COLUMNS)]
         df["id"] = df["id"].astype("int64")
         return df
 

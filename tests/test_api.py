@@ -1,0 +1,31 @@
+"""The typed public surface: what `import cclab` offers, and that the stub matches the compiled module."""
+import ast
+import inspect
+from pathlib import Path
+
+import cclab
+from cclab import _native
+
+
+def test_public_names():
+    assert set(cclab.__all__) >= {"Scenario", "ScenarioError", "Result", "run", "metrics", "algorithms", "queues"}
+    assert issubclass(cclab.ScenarioError, ValueError)
+    assert (Path(cclab.__file__).parent / "py.typed").exists()
+
+
+def test_stub_matches_native_module():
+    # a small stubtest: every public name of the compiled module is in _native.pyi and vice versa, and
+    # the functions take the parameters the stub says, in order
+    stub = ast.parse((Path(cclab.__file__).parent / "_native.pyi").read_text())
+    funcs = {n.name: [a.arg for a in n.args.args] for n in stub.body if isinstance(n, ast.FunctionDef)}
+    names = set(funcs) | {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
+    public = {n for n in dir(_native) if not n.startswith("_")} | {"__version__"}
+    assert names == public
+    for name, params in funcs.items():
+        assert list(inspect.signature(getattr(_native, name)).parameters) == params, name
+
+
+def test_registry_names_come_from_rust():
+    assert cclab.algorithms() == list(_native.sender_names())
+    assert {"newreno", "reno", "sack"} <= set(cclab.algorithms())
+    assert {"droptail", "red"} <= set(cclab.queues())
