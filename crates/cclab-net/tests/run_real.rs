@@ -132,13 +132,12 @@ fn our_newreno_fills_the_emulated_link() {
     if skip() {
         return;
     }
-    let mut spec: RunSpec =
+    let spec: RunSpec =
         serde_json::from_str(&spec_json("newreno", 50e6, 0.02, 4.0, [1.5, 4.0])).unwrap();
-    // 2·BDP buffer: with one BDP, the transport's burst when fast recovery ends (cwnd ≈ BDP into an
-    // almost empty pipe) overflows the buffer in about half the runs (measured: ~170 extra drops, then
-    // an RTO) — the sender's behaviour, seen as real drops at the emulated link. This test is about
-    // the datapath, so it gives the burst room.
-    spec.links[0].buffer_pkts = Some(334);
+    // One BDP of drop-tail buffer (167 packets). The slow-start overshoot drops ~500 packets and some
+    // retransmissions meet a full queue again; the sender finds those by SACK (lost-retransmission
+    // detection) instead of waiting for an RTO. Before it did, about half the runs timed out and
+    // restarted from one packet (measured: 1265 retransmissions, goodput 27 Mbit/s).
     let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
     let f = &r.flows[0];
     let l = &r.links[0];
@@ -162,9 +161,9 @@ fn our_newreno_fills_the_emulated_link() {
         "goodput {}",
         f.goodput_bps
     );
-    // RTT between propagation (40 ms) and propagation + a full 2·BDP buffer (120 ms).
+    // RTT between propagation (40 ms) and propagation + a full BDP buffer (80 ms).
     assert!(
-        f.mean_rtt > 0.040 && f.mean_rtt < 0.120,
+        f.mean_rtt > 0.040 && f.mean_rtt < 0.080,
         "mean RTT {}",
         f.mean_rtt
     );

@@ -15,6 +15,11 @@
 //!   the echo names the transmission that was received, which is what Karn's rule protects), RTO =
 //!   SRTT + 4·RTTVAR clamped to [min_rto, max_rto], doubled per consecutive timeout, timer restarted when
 //!   new data is acknowledged. On RTO every un-SACKed outstanding packet is deemed lost and resent.
+//! * Lost retransmissions (SACK recovery): each retransmission remembers `snd_nxt` when it left; once
+//!   DupThresh packets sent after it could have been SACKed above it (highest SACKed ≥ that mark +
+//!   DupThresh − 1) while it is still un-SACKed, it is deemed lost and resent within the same recovery,
+//!   as Linux does (tcp_mark_lost_retrans, later RACK). Without it a retransmission dropped at a full
+//!   queue costs an RTO and a collapse to one packet; RFC 6675 leaves this case to the timer.
 //! * Pacing: if the algorithm sets a rate, consecutive packets leave at least `wire bits / rate` apart.
 
 use crate::config::Config;
@@ -43,6 +48,8 @@ pub struct SenderStats {
     pub rtt_samples: u64,
     pub last_rtt: Nanos,
     pub ecn_events: u64,
+    /// Retransmissions found lost by SACKs of later-sent packets (resent without waiting for an RTO).
+    pub lost_retransmits: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +82,8 @@ pub struct Sender {
     /// Lowest packet that may still need a retransmission.
     retx_cursor: u64,
     highest_sacked: u64,
+    /// Retransmissions in the order they left, each with `snd_nxt` at that moment (non-decreasing).
+    retx_fences: VecDeque<(u64, u64)>,
     /// Known SACKed ranges above snd_una (merged, sorted).
     known: Vec<SackBlock>,
 
@@ -130,6 +139,7 @@ impl Sender {
             n_retx: 0,
             loss_boundary: 0,
             retx_cursor: 0,
+            retx_fences: VecDeque::new(),
             highest_sacked: 0,
             known: Vec::new(),
             phase: Phase::Open,
@@ -306,6 +316,9 @@ impl Sender {
             self.board[i] |= RETX;
             self.n_retx += 1;
             self.stats.retransmits += 1;
+            if self.cfg.sack && self.recovery == Recovery::Sack {
+                self.retx_fences.push_back((seq, self.snd_nxt));
+            }
             self.retx_cursor = seq + 1;
         } else {
             self.board.push_back(0);
@@ -378,6 +391,7 @@ impl Sender {
         }
         self.n_lost = self.outstanding() - self.n_sacked;
         self.n_retx = 0;
+        self.retx_fences.clear();
         self.loss_boundary = self.snd_nxt;
         self.retx_cursor = self.snd_una;
         self.phase = Phase::Loss;
@@ -498,6 +512,21 @@ impl Sender {
         newly
     }
 
+    /// Retransmissions overtaken by DupThresh later-sent packets are lost again (see the module doc).
+    fn detect_lost_retransmissions(&mut self) {
+        let reach = self.cfg.dupthresh.max(1) as u64 - 1;
+        while let Some(&(seq, fence)) = self.retx_fences.front() {
+            if self.n_sacked == 0 || self.highest_sacked < fence + reach {
+                break;
+            }
+            self.retx_fences.pop_front();
+            if seq >= self.snd_una && self.board[(seq - self.snd_una) as usize] & (RETX | SACKED) == RETX {
+                self.stats.lost_retransmits += 1;
+                self.mark_lost(seq);
+            }
+        }
+    }
+
     fn mark_lost(&mut self, seq: u64) {
         if seq < self.snd_una || seq >= self.snd_nxt {
             return;
@@ -602,6 +631,8 @@ impl Sender {
                     self.phase = Phase::Open;
                     self.inflation = 0;
                     recovery_ended = true;
+                    // Every retransmission of the episode lies below `recover`, now acknowledged.
+                    self.retx_fences.clear();
                 } else if cum_advanced && self.phase == Phase::Fast {
                     match self.recovery {
                         // Classic Reno leaves recovery on the first new ACK.
@@ -623,7 +654,12 @@ impl Sender {
             }
             Phase::Open => {}
         }
-        let newly_lost = if self.cfg.sack && self.recovery == Recovery::Sack { self.update_loss_marks() } else { 0 };
+        let newly_lost = if self.cfg.sack && self.recovery == Recovery::Sack {
+            self.detect_lost_retransmissions();
+            self.update_loss_marks()
+        } else {
+            0
+        };
         if self.phase == Phase::Open {
             let sack_mode = self.cfg.sack && self.recovery == Recovery::Sack;
             if sack_mode && newly_lost > 0 {

@@ -155,19 +155,38 @@ fn sack_repairs_a_burst_faster_than_newreno() {
 }
 
 #[test]
-fn lost_retransmission_needs_the_rto_and_backs_off() {
+fn lost_retransmission_is_resent_without_an_rto_under_sack() {
+    // Packet 40 and its first retransmission are lost. New data keeps leaving during recovery, and
+    // once DupThresh of those packets are SACKed above the retransmission it is deemed lost again and
+    // resent (Linux tcp_mark_lost_retrans / RACK): no timeout, packet 40 leaves three times.
     let mut p = Pair::new(Recovery::Sack, SIZE);
     p.drop = vec![(40, 1), (40, 2)];
     p.run(60 * 1_000_000_000);
     check_delivery(&p);
     let st = p.s.stats();
-    assert_eq!(st.timeouts, 1);
+    assert_eq!(st.timeouts, 0, "{st:?}");
+    assert_eq!(st.lost_retransmits, 1, "{st:?}");
+    assert_eq!(p.tx_count[&40], 3);
+    assert_eq!(st.fast_recoveries, 1, "one loss episode, one window reduction: {st:?}");
+}
+
+#[test]
+fn lost_retransmission_needs_the_rto_under_newreno() {
+    // Without SACK nothing tells the sender that its retransmission was lost: the RTO must fire.
+    let mut p = Pair::new(Recovery::NewReno, SIZE);
+    p.drop = vec![(40, 1), (40, 2)];
+    p.run(60 * 1_000_000_000);
+    check_delivery(&p);
+    let st = p.s.stats();
+    assert_eq!(st.timeouts, 1, "{st:?}");
+    assert_eq!(st.lost_retransmits, 0);
     assert!(st.retransmits >= 2);
 }
 
 #[test]
 fn repeated_rto_doubles_the_timer() {
-    let mut p = Pair::new(Recovery::Sack, SIZE);
+    // NewReno recovery: under SACK the second loss would be repaired without a timer (see above).
+    let mut p = Pair::new(Recovery::NewReno, SIZE);
     p.drop = vec![(0, 1), (0, 2), (0, 3)];
     p.run(60 * 1_000_000_000);
     check_delivery(&p);
