@@ -1,8 +1,10 @@
 """Running a scenario: ``cclab.run`` and its :class:`Result` (summary dict + time-series DataFrames)."""
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import threading
 import time
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -173,6 +175,12 @@ def run(
     summary.json, timeseries.parquet, spec.json and PNG plots there."""
     sc = _as_scenario(scenario)
     spec = sc.to_spec(seed=seed, trace_packets=trace_packets)
+    plotter = None
+    if out is not None and plots:
+        # Importing matplotlib takes ~0.5 s; the simulator releases the GIL, so that import overlaps
+        # the run instead of following it.
+        plotter = threading.Thread(target=importlib.import_module, args=("cclab.plots",), daemon=True)
+        plotter.start()
     bar = _Progress(spec["duration"]) if progress else None
     try:
         raw_json, fcols, lcols = _native.run(json.dumps(spec), bar.update if bar else None)
@@ -201,6 +209,8 @@ def run(
         trace = pd.DataFrame(raw["trace"])
     res = Result(summary, flows, links, spec, trace)
     if out is not None:
+        if plotter is not None:
+            plotter.join()
         res.to_dir(out, plots=plots)
     return res
 
