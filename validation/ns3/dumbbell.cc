@@ -33,6 +33,39 @@ CountTx(Ptr<const Packet> p)
     }
 }
 
+// --traceFlow: congestion-state changes, RTO changes and (every 0.5 s) cwnd of one flow, on stderr, so
+// that a disagreement with cclab can be read off ns-3's own state machine.
+static double g_lastCwndPrint = -1;
+
+static void
+TraceCwnd(uint32_t, uint32_t cwnd)
+{
+    double t = Simulator::Now().GetSeconds();
+    if (t - g_lastCwndPrint >= 0.5)
+    {
+        g_lastCwndPrint = t;
+        std::cerr << t << " cwnd " << cwnd << std::endl;
+    }
+}
+
+static void
+TraceState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t s)
+{
+    std::cerr << Simulator::Now().GetSeconds() << " state " << TcpSocketState::TcpCongStateName[s] << std::endl;
+}
+
+static void
+TraceRto(Time, Time rto)
+{
+    std::cerr << Simulator::Now().GetSeconds() << " rto " << rto.GetSeconds() << std::endl;
+}
+
+static void
+TraceSocketState(TcpSocket::TcpStates_t, TcpSocket::TcpStates_t s)
+{
+    std::cerr << Simulator::Now().GetSeconds() << " tcpstate " << TcpSocket::TcpStateName[s] << std::endl;
+}
+
 static std::vector<double>
 ParseList(const std::string& s)
 {
@@ -65,6 +98,7 @@ main(int argc, char* argv[])
     uint32_t initCwnd = 10;
     double minRtoMs = 200.0;
     double startSpread = 0.0; // flows start uniformly in [0, startSpread] s
+    int traceFlow = -1;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("cc", "ns-3 TCP congestion-control TypeId name (TcpNewReno, TcpCubic, ...)", cc);
@@ -80,6 +114,7 @@ main(int argc, char* argv[])
     cmd.AddValue("initCwnd", "initial window, segments", initCwnd);
     cmd.AddValue("minRto", "minimum RTO, ms", minRtoMs);
     cmd.AddValue("startSpread", "flows start uniformly in [0, startSpread] s", startSpread);
+    cmd.AddValue("traceFlow", "print this flow's TCP state changes, RTO and cwnd on stderr", traceFlow);
     cmd.Parse(argc, argv);
 
     RngSeedManager::SetSeed(1);
@@ -184,7 +219,20 @@ main(int argc, char* argv[])
         src.SetAttribute("MaxBytes", UintegerValue(0));
         src.SetAttribute("SendSize", UintegerValue(mss * 16));
         ApplicationContainer ca = src.Install(senders.Get(i));
-        ca.Start(Seconds(startSpread > 0 ? u->GetValue(0, startSpread) : 0.0));
+        double start = startSpread > 0 ? u->GetValue(0, startSpread) : 0.0;
+        ca.Start(Seconds(start));
+        if ((int)i == traceFlow)
+        {
+            Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(ca.Get(0));
+            // The socket exists once the application has started; hook its trace sources right after.
+            Simulator::Schedule(Seconds(start) + NanoSeconds(1), [app]() {
+                Ptr<Socket> sock = app->GetSocket();
+                sock->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&TraceCwnd));
+                sock->TraceConnectWithoutContext("CongState", MakeCallback(&TraceState));
+                sock->TraceConnectWithoutContext("RTO", MakeCallback(&TraceRto));
+                sock->TraceConnectWithoutContext("State", MakeCallback(&TraceSocketState));
+            });
+        }
     }
 
     std::vector<uint64_t> atStart(n, 0);
