@@ -76,6 +76,23 @@ pub struct TransportSpec {
     pub ecn: bool,
 }
 
+impl Default for TransportSpec {
+    /// The scenario file's defaults (docs/scenario.md `[transport]`): 1448-byte MSS in 1500-byte
+    /// packets, initial window 10, an ACK per packet, 200 ms delayed-ACK timer and minimum RTO, SACK on.
+    fn default() -> Self {
+        TransportSpec {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            delayed_ack: 1,
+            delack_timeout: 0.2,
+            min_rto: 0.2,
+            sack: true,
+            ecn: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {

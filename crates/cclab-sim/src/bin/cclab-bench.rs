@@ -64,16 +64,7 @@ fn spec(rate: f64, buffer: u32, groups: &[(usize, f64)], duration: f64, seed: u6
                 start: StartSpec::Uniform([0.0, 1.0]),
                 stop: None,
                 size: None,
-                transport: TransportSpec {
-                    mss: 1448,
-                    packet_size: 1500,
-                    initial_cwnd: 10.0,
-                    delayed_ack: 1,
-                    delack_timeout: 0.2,
-                    min_rto: 0.2,
-                    sack: true,
-                    ecn: false,
-                },
+                transport: TransportSpec::default(),
             });
         }
     }

@@ -6,16 +6,7 @@ use cclab_sim::result::RunResult;
 use cclab_sim::spec::{FlowSpec, LinkSpec, RunSpec, StartSpec, TransportSpec};
 
 pub fn transport() -> TransportSpec {
-    TransportSpec {
-        mss: 1448,
-        packet_size: 1500,
-        initial_cwnd: 10.0,
-        delayed_ack: 1,
-        delack_timeout: 0.2,
-        min_rto: 0.2,
-        sack: true,
-        ecn: false,
-    }
+    TransportSpec::default()
 }
 
 pub fn link(rate_bps: f64, buffer_pkts: u32, queue: &str) -> LinkSpec {
