@@ -20,8 +20,14 @@ $(VENV)/.deps: pyproject.toml
 
 setup: $(VENV)/.deps
 
+# The real datapath's binary (`cclab net run` calls it) goes into the venv's bin, where cclab.net finds it.
+# CARGO_TARGET_DIR is honoured (default target/).
+NET_BIN := $(or $(CARGO_TARGET_DIR),target)/release/cclab-net
+
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop --profile dist -q
+	cargo build --release -q -p cclab-net
+	install -m 755 $(NET_BIN) $(VENV)/bin/cclab-net
 
 run: build
 	$(VENV)/bin/cclab run scenarios/default.toml --out results/default

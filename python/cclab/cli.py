@@ -1,4 +1,4 @@
-"""The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``.
+"""The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``, ``cclab net run|check``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -87,6 +87,81 @@ def algorithms() -> None:
 
     click.echo("algorithms: " + ", ".join(algs()))
     click.echo("queues: " + ", ".join(queues()))
+
+
+@cli.group("net")
+def net_group() -> None:
+    """The real datapath: real sockets through a userspace link emulator (root; docs/real-datapath.md)."""
+
+
+@net_group.command("run")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), help="results folder [results/<name>-net]")
+@click.option("--seed", type=int, default=None, help="override the scenario's seed")
+@click.option("--no-plots", is_flag=True, help="skip the PNG plots")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool) -> None:
+    """Run SCENARIO (TOML) on the real datapath, in real time, and write the same summary.json,
+    timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP)."""
+    from . import net
+
+    try:
+        sc = Scenario.load(scenario, datapath="net")
+        if seed is not None and seed < 0:
+            raise ScenarioError([("--seed", f"must be >= 0, got {seed}")])
+        out = out or Path("results") / f"{sc.name}-net"
+        res = net.run(sc, out, seed=seed, progress=not quiet, plots=not no_plots)
+    except ScenarioError as e:
+        _fail(e)
+        return
+    except net.NetUnavailable as e:
+        click.echo(f"error: real datapath unavailable: {e}", err=True)
+        sys.exit(2)
+    except net.NetInterrupted as e:
+        if e.result is not None:
+            _print_net_table(e.result.summary)
+            click.echo(f"interrupted: partial result (net.interrupted = true) written to {out}", err=True)
+        else:
+            click.echo("interrupted: nothing written", err=True)
+        sys.exit(130)
+    except RuntimeError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    _print_net_table(res.summary)
+    click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
+    if res.summary["net"]["interrupted"]:
+        # Stopped by a signal sent to cclab-net itself (SIGTERM): the result is partial.
+        click.echo("interrupted: partial result (net.interrupted = true)", err=True)
+        sys.exit(130)
+
+
+@net_group.command("check")
+def net_check_cmd() -> None:
+    """Say whether real runs can happen here, and why not (exit 0 if available, 1 if not)."""
+    from . import net
+
+    ok, reason = net.check()
+    click.echo(("available: " if ok else "unavailable: ") + reason)
+    sys.exit(0 if ok else 1)
+
+
+def _print_net_table(s: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{s['scenario']} on the real datapath (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)")
+    for c in ("flow", "cc", "RTT ms", "goodput Mbit/s", "mean RTT ms", "retransmits", "timeouts"):
+        t.add_column(c, justify="right")
+    for f in s["flows"]:
+        t.add_row(str(f["id"]), f["cc"], f"{f['rtt'] * 1e3:g}", f"{f['goodput_bps'] / 1e6:.2f}",
+                  f"{f['mean_rtt'] * 1e3:.1f}", str(f["retransmits"]), "–" if f["timeouts"] is None else str(f["timeouts"]))
+    Console(width=150).print(t)
+    link, emu = s["links"][0], s["net"]["emulator"]
+    click.echo(f"Jain {s['jain']:.3f}, utilisation {link['utilization']:.3f}, drops {link['drops']}, "
+               f"mean queue {link['mean_queue_pkts']:.1f} pkts; wall {s['net']['wall_s']:.2f} s, "
+               f"emulator lateness mean {emu['late_mean_ns'] / 1e3:.0f} µs, p99 {emu['late_p99_ns'] / 1e3:.0f} µs")
+    for w in s.get("warnings", []):
+        click.echo(f"warning: {w}", err=True)
 
 
 def main() -> None:

@@ -33,6 +33,12 @@ from pydantic import (
 from . import _native
 from .units import UnitError, parse_buffer, parse_rate, parse_size, parse_time
 
+# Linux kernel TCP congestion controls a flow may name as ``cc = "kernel:<name>"``: real datapath only
+# (``cclab net run``; the set crates/cclab-net/src/tcp.rs accepts). The simulator has no kernel inside.
+KERNEL_CCS = ("kernel:cubic", "kernel:reno", "kernel:bbr")
+# What a scenario is resolved for: "sim" (``cclab run``) or "net" (``cclab net run``).
+DATAPATHS = ("sim", "net")
+
 
 def _quantity_type(v: Any) -> Any:
     # Checked before pydantic's union so that a wrong type gives one message, not one per member, and a
@@ -291,47 +297,52 @@ class Scenario(_Model):
 
     @classmethod
     def model_validate(cls, obj: Any, *, strict: Optional[bool] = None, from_attributes: Optional[bool] = None,
-                       context: Optional[Any] = None, **kwargs: Any) -> "Scenario":
+                       context: Optional[Any] = None, datapath: str = "sim", **kwargs: Any) -> "Scenario":
         """Validates a scenario dict completely: the model (keys, types, units) and then everything that
         needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters). Every problem
-        is reported at once in one :class:`ScenarioError`."""
+        is reported at once in one :class:`ScenarioError`. ``datapath="net"`` validates for the real
+        datapath, which also accepts ``cc = "kernel:cubic" | "kernel:reno" | "kernel:bbr"``."""
         try:
             sc = super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as e:
             raise ScenarioError(_flatten(e)) from None
-        sc.to_spec()  # semantic checks (paths, units, algorithms) happen here
+        sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms) happen here
         return sc
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+    def from_dict(cls, data: dict[str, Any], datapath: str = "sim") -> "Scenario":
         """Same as :meth:`model_validate`."""
         if not isinstance(data, dict):
             raise ScenarioError([("", f"a scenario is a table (dict), got {type(data).__name__}")])
-        return cls.model_validate(data)
+        return cls.model_validate(data, datapath=datapath)
 
     @classmethod
-    def from_toml(cls, text: str) -> "Scenario":
+    def from_toml(cls, text: str, datapath: str = "sim") -> "Scenario":
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError([("", f"malformed TOML: {e}")]) from None
-        return cls.from_dict(data)
+        return cls.from_dict(data, datapath=datapath)
 
     @classmethod
-    def load(cls, path: Union[str, Path]) -> "Scenario":
+    def load(cls, path: Union[str, Path], datapath: str = "sim") -> "Scenario":
         p = Path(path)
         try:
             text = p.read_text()
         except OSError as e:
             raise ScenarioError([("", f"cannot read scenario file {str(p)!r}: {e.strerror}")]) from None
-        return cls.from_toml(text)
+        return cls.from_toml(text, datapath=datapath)
 
     # ---- resolution ----
 
-    def to_spec(self, seed: Optional[int] = None, trace_packets: Optional[bool] = None) -> dict[str, Any]:
-        """The simulator's run spec (crates/cclab-sim/src/spec.rs) as a dict."""
+    def to_spec(self, seed: Optional[int] = None, trace_packets: Optional[bool] = None,
+                datapath: str = "sim") -> dict[str, Any]:
+        """The simulator's run spec (crates/cclab-sim/src/spec.rs) as a dict; the real datapath
+        (``datapath="net"``) takes the same spec and also accepts kernel TCP flows."""
+        if datapath not in DATAPATHS:
+            raise ValueError(f"datapath must be one of {DATAPATHS}, got {datapath!r}")
         errors: list[tuple[str, str]] = []
-        spec = _Resolver(self, errors).resolve()
+        spec = _Resolver(self, errors, datapath).resolve()
         if errors:
             raise ScenarioError(errors)
         if seed is not None:
@@ -384,9 +395,10 @@ def _flatten(e: ValidationError) -> list[tuple[str, str]]:
 
 
 class _Resolver:
-    def __init__(self, sc: Scenario, errors: list[tuple[str, str]]):
+    def __init__(self, sc: Scenario, errors: list[tuple[str, str]], datapath: str = "sim"):
         self.sc = sc
         self.errors = errors
+        self.datapath = datapath
 
     def err(self, field: str, msg: str) -> None:
         self.errors.append((field, msg))
@@ -537,6 +549,16 @@ class _Resolver:
         }
 
     def _check_sender(self, f: Flow, field: str, tr: dict[str, Any]) -> None:
+        if f.cc.startswith("kernel:"):
+            # Linux TCP runs only on real sockets; its settings are the kernel's, not our parameters.
+            if self.datapath != "net":
+                self.err(f"{field}.cc", f"{f.cc!r} is Linux kernel TCP, which runs only on the real datapath "
+                         "(`cclab net run`); the simulator runs the algorithms `cclab algorithms` lists")
+            elif f.cc not in KERNEL_CCS:
+                self.err(f"{field}.cc", f"unknown kernel algorithm {f.cc!r}; allowed: {', '.join(KERNEL_CCS)}")
+            elif f.params:
+                self.err(f"{field}.params", f"kernel TCP ({f.cc}) takes no parameters, got {', '.join(sorted(f.params))}")
+            return
         try:
             _native.validate_sender(f.cc, json.dumps(f.params), tr["mss"], tr["packet_size"], tr["initial_cwnd"])
         except ValueError as e:

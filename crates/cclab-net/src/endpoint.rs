@@ -73,6 +73,17 @@ impl SenderMachine for Sender {
         p.min_rtt_ns.store(self.min_rtt(), Ordering::Relaxed);
         p.retransmits.store(st.retransmits, Ordering::Relaxed);
         p.timeouts.store(st.timeouts, Ordering::Relaxed);
+        p.fast_recoveries
+            .store(st.fast_recoveries, Ordering::Relaxed);
+        p.sent_pkts.store(st.sent_pkts, Ordering::Relaxed);
+        p.ssthresh_bits
+            .store(self.cc().ssthresh().to_bits(), Ordering::Relaxed);
+        p.in_flight
+            .store(self.in_flight() as u64, Ordering::Relaxed);
+        p.pacing_bits.store(
+            self.cc().pacing_rate_bps().unwrap_or(f64::NAN).to_bits(),
+            Ordering::Relaxed,
+        );
     }
 }
 

@@ -67,6 +67,13 @@ pub struct FlowProbe {
     pub sent_bytes: AtomicU64,
     pub retransmits: AtomicU64,
     pub timeouts: AtomicU64,
+    /// Our transport: slow-start threshold (f64 bits, packets), packets in flight, pacing rate (f64 bits,
+    /// bit/s; NaN when not paced), fast recoveries, data packets sent.
+    pub ssthresh_bits: AtomicU64,
+    pub in_flight: AtomicU64,
+    pub pacing_bits: AtomicU64,
+    pub fast_recoveries: AtomicU64,
+    pub sent_pkts: AtomicU64,
     /// Datagrams the endpoints refused (malformed headers), both ends.
     pub malformed: AtomicU64,
     /// Kernel TCP: the connected sender socket, for TCP_INFO.
@@ -86,6 +93,12 @@ pub struct FlowSeries {
     pub min_rtt: Vec<f64>,
     pub sent_bytes: Vec<u64>,
     pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    /// Slow-start threshold (packets), packets in flight, pacing rate (bit/s): NaN where the sender does
+    /// not expose it (kernel TCP: `ssthresh` and `in_flight` from TCP_INFO, pacing from `tcpi_pacing_rate`).
+    pub ssthresh: Vec<f64>,
+    pub in_flight: Vec<f64>,
+    pub pacing_bps: Vec<f64>,
     pub state: BTreeMap<String, Vec<f64>>,
 }
 
@@ -95,12 +108,17 @@ pub struct FlowResult {
     pub group: u32,
     pub cc: String,
     pub rtt: f64,
+    /// The start time drawn for this flow (seconds of run time).
+    pub start: f64,
     pub goodput_bps: f64,
     pub throughput_bps: f64,
     pub mean_cwnd_pkts: f64,
     pub mean_rtt: f64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Our transport only (0 for kernel TCP, which does not export them): whole run.
+    pub fast_recoveries: u64,
+    pub sent_pkts: u64,
     pub malformed: u64,
     pub series: FlowSeries,
 }
@@ -113,6 +131,9 @@ pub struct LinkSeries {
     pub departure_bytes: Vec<u64>,
     pub drops: Vec<u64>,
     pub marks: Vec<u64>,
+    /// Cumulative random (Bernoulli / scheduled) losses and arrivals at the link.
+    pub random_losses: Vec<u64>,
+    pub arrivals: Vec<u64>,
     pub state: BTreeMap<String, Vec<f64>>,
 }
 
@@ -420,12 +441,15 @@ pub fn run(
             group: f.group,
             cc: f.cc.clone(),
             rtt: f.rtt,
+            start: to_secs(starts[i]),
             goodput_bps: goodput,
             throughput_bps: throughput,
             mean_cwnd_pkts: mean_cwnd,
             mean_rtt,
             retransmits: ser.retransmits.last().copied().unwrap_or(0),
             timeouts: p.timeouts.load(Ordering::Relaxed),
+            fast_recoveries: p.fast_recoveries.load(Ordering::Relaxed),
+            sent_pkts: p.sent_pkts.load(Ordering::Relaxed),
             malformed: p.malformed.load(Ordering::Relaxed),
             series: ser,
         });
@@ -442,6 +466,8 @@ pub fn run(
             ls.drops
                 .push(sn.counters.queue_drops + sn.counters.random_drops);
             ls.marks.push(sn.counters.marks);
+            ls.random_losses.push(sn.counters.random_drops);
+            ls.arrivals.push(sn.counters.arrivals);
             for (k, v) in &sn.state {
                 ls.state.entry(k.to_string()).or_default().push(*v);
             }
@@ -514,6 +540,10 @@ fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
         // retransmissions; `retransmits` counts them in packets).
         ser.sent_bytes.push(ti.bytes_acked);
         ser.retransmits.push(ti.total_retrans as u64);
+        ser.timeouts.push(p.timeouts.load(Ordering::Relaxed));
+        ser.ssthresh.push(ti.ssthresh_pkts);
+        ser.in_flight.push(ti.in_flight_pkts);
+        ser.pacing_bps.push(ti.pacing_rate_bps);
     } else {
         ser.cwnd_pkts
             .push(f64::from_bits(p.cwnd_bits.load(Ordering::Relaxed)));
@@ -521,6 +551,15 @@ fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
             .push(p.srtt_ns.load(Ordering::Relaxed) as f64 * 1e-9);
         ser.sent_bytes.push(p.sent_bytes.load(Ordering::Relaxed));
         ser.retransmits.push(p.retransmits.load(Ordering::Relaxed));
+        ser.min_rtt
+            .push(p.min_rtt_ns.load(Ordering::Relaxed) as f64 * 1e-9);
+        ser.timeouts.push(p.timeouts.load(Ordering::Relaxed));
+        ser.ssthresh
+            .push(f64::from_bits(p.ssthresh_bits.load(Ordering::Relaxed)));
+        ser.in_flight
+            .push(p.in_flight.load(Ordering::Relaxed) as f64);
+        ser.pacing_bps
+            .push(f64::from_bits(p.pacing_bits.load(Ordering::Relaxed)));
         let n = ser.t.len();
         if let Ok(st) = p.state.lock() {
             for (k, v) in st.iter() {

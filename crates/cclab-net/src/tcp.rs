@@ -69,6 +69,11 @@ pub struct TcpSample {
     pub total_retrans: u32,
     pub pacing_rate_bps: f64,
     pub delivery_rate_bps: f64,
+    /// Slow-start threshold in packets (1e12, the simulator's "no loss yet" value, while the kernel
+    /// reports TCP_INFINITE_SSTHRESH) and packets in flight as the kernel counts them
+    /// (`tcp_packets_in_flight`: unacked − sacked − lost + retransmitted).
+    pub ssthresh_pkts: f64,
+    pub in_flight_pkts: f64,
 }
 
 pub fn tcp_info(fd: RawFd) -> io::Result<TcpSample> {
@@ -96,6 +101,14 @@ pub fn tcp_info(fd: RawFd) -> io::Result<TcpSample> {
         total_retrans: ti.tcpi_total_retrans,
         pacing_rate_bps: ti.tcpi_pacing_rate as f64 * 8.0,
         delivery_rate_bps: ti.tcpi_delivery_rate as f64 * 8.0,
+        ssthresh_pkts: if ti.tcpi_snd_ssthresh >= 0x7fff_ffff {
+            1e12
+        } else {
+            ti.tcpi_snd_ssthresh as f64
+        },
+        in_flight_pkts: (ti.tcpi_unacked as i64 - ti.tcpi_sacked as i64 - ti.tcpi_lost as i64
+            + ti.tcpi_retrans as i64)
+            .max(0) as f64,
     })
 }
 

@@ -1,0 +1,328 @@
+"""The real datapath from Python: ``cclab.net.run`` and ``cclab net run`` (docs/real-datapath.md).
+
+A scenario is resolved exactly as for the simulator (:meth:`Scenario.to_spec`), checked against what the
+real datapath can do (a dumbbell, rates ≤ 200 Mbit/s, no cross traffic, …), and handed as JSON to the
+``cclab-net`` binary (crates/cclab-net), which builds two network namespaces with a userspace link
+emulator between them and runs the flows on real sockets in real time. Its result becomes the same
+:class:`~cclab.runner.Result` as a simulation — summary.json with the same keys (``net`` in place of
+``sim``), timeseries.parquet with the same columns, the same plots — so one command compares the two.
+
+The binary is found through ``CCLAB_NET_BIN``, then ``cclab-net`` on ``PATH``, then beside this
+Python's interpreter (``make build`` copies it into the venv), then ``<repo>/target/release/cclab-net``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from .runner import Result, _add_rates, _frame, _Progress, build_summary
+from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioError, _show
+from .units import parse_rate
+
+ScenarioLike = Union[Scenario, dict, str, Path]
+
+# The measured limit of the 2-core machine (docs/real-datapath.md): at 200 Mbit/s the emulator and the
+# TCP stacks keep one core busy. crates/cclab-net/src/run.rs enforces the same number.
+MAX_RATE_BPS = 200e6
+# crates/cclab-net/src/run.rs: flows get ports 40000 + i; at most 64 (each is two threads here).
+MAX_FLOWS = 64
+# Our header: IPv4 (20) + UDP (8) + ours (32) bytes; a packet must carry payload and fit the MTU.
+WIRE_OVERHEAD, MTU = 60, 1500
+
+# Exit codes of `cclab-net` (crates/cclab-net/src/main.rs).
+_EXIT_SPEC, _EXIT_UNAVAILABLE = 2, 3
+
+
+class NetUnavailable(RuntimeError):
+    """The real datapath cannot run here: no ``cclab-net`` binary, not root, no TUN, no namespaces."""
+
+
+class NetInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a real run: the child was told to stop and its partial result (``net.interrupted``
+    is true) is in :attr:`result` (and was written to ``out`` if one was given)."""
+
+    def __init__(self, result: Optional[Result]):
+        super().__init__("real run interrupted")
+        self.result = result
+
+
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def find_binary() -> Optional[str]:
+    """The ``cclab-net`` executable to run, or None (see the module docstring for the search order)."""
+    env = os.environ.get("CCLAB_NET_BIN")
+    if env:
+        return env
+    for cand in (shutil.which("cclab-net"), Path(sys.executable).parent / "cclab-net",
+                 _repo_root() / "target" / "release" / "cclab-net"):
+        if cand and os.access(cand, os.X_OK) and Path(cand).is_file():
+            return str(cand)
+    return None
+
+
+def _need_binary() -> str:
+    b = find_binary()
+    if b is None:
+        raise NetUnavailable("the cclab-net binary was not found (looked at $CCLAB_NET_BIN, PATH, "
+                             f"{Path(sys.executable).parent}, {_repo_root() / 'target/release'}); "
+                             "build it with `make build` or `cargo build --release -p cclab-net`")
+    if not (os.access(b, os.X_OK) and Path(b).is_file()):
+        raise NetUnavailable(f"CCLAB_NET_BIN={b!r} is not an executable file")
+    return b
+
+
+def check() -> tuple[bool, str]:
+    """(available, reason): whether real runs can happen here, and why not (or the binary used)."""
+    try:
+        b = _need_binary()
+    except NetUnavailable as e:
+        return False, str(e)
+    try:
+        r = subprocess.run([b, "check"], capture_output=True, text=True, timeout=30)
+        info = json.loads(r.stdout)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as e:
+        return False, f"{b} check failed: {e}"
+    if info.get("available"):
+        return True, f"real datapath available ({b})"
+    return False, str(info.get("reason") or "unavailable")
+
+
+def validate(sc: Scenario, spec: Optional[dict] = None) -> dict[str, Any]:
+    """Checks ``sc`` against what the real datapath can run and returns its resolved spec. Raises one
+    :class:`ScenarioError` listing every problem, each naming the scenario field and what is allowed."""
+    spec = spec if spec is not None else sc.to_spec(datapath="net")
+    errors: list[tuple[str, str]] = []
+    topo = sc.topology
+    if not isinstance(topo, Dumbbell):
+        errors.append(("topology.kind", f"the real datapath runs a dumbbell only (two hosts, one bottleneck), "
+                                        f"got {_show(topo.kind)}; allowed: \"dumbbell\""))
+    else:
+        for name, link in (("topology.bottleneck", topo.bottleneck), ("topology.reverse", topo.reverse)):
+            if link is not None and parse_rate(link.rate) > MAX_RATE_BPS:
+                errors.append((f"{name}.rate", f"must be <= 200 Mbit/s on the real datapath (the measured limit "
+                                               f"of this machine, docs/real-datapath.md), got {_show(link.rate)}"))
+    for i, t in enumerate(sc.traffic):
+        errors.append((f"traffic[{i}].kind", f"cross traffic ({_show(t.kind)}) is simulator-only; the real datapath "
+                                             "runs the scenario's flows only (allowed: no [[traffic]])"))
+    if sc.trace_packets:
+        errors.append(("trace_packets", "the per-packet trace is simulator-only; allowed on the real datapath: false"))
+    ps = spec["flows"][0]["transport"]["packet_size"] if spec["flows"] else MTU
+    if not WIRE_OVERHEAD < ps <= MTU:
+        errors.append(("packet_size", f"must be in ({WIRE_OVERHEAD} B, {MTU} B] on the real datapath (the hosts' MTU), "
+                                      f"got {ps} B"))
+    if len(spec["flows"]) > MAX_FLOWS:
+        errors.append(("flows", f"at most {MAX_FLOWS} flows (all groups' count) on the real datapath, got {len(spec['flows'])}"))
+    if errors:
+        raise ScenarioError(errors)
+    return spec
+
+
+def _as_scenario(s: ScenarioLike) -> Scenario:
+    if isinstance(s, Scenario):
+        return s
+    if isinstance(s, dict):
+        return Scenario.from_dict(s, datapath="net")
+    return Scenario.load(s, datapath="net")
+
+
+def run(
+    scenario: ScenarioLike,
+    out: Optional[Union[str, Path]] = None,
+    *,
+    seed: Optional[int] = None,
+    progress: bool = True,
+    plots: bool = True,
+) -> Result:
+    """Runs a scenario on the real datapath (real sockets through the link emulator, in real time: a
+    30 s scenario takes ~30 s). Same arguments and :class:`Result` as :func:`cclab.run`; ``out`` gets
+    summary.json, timeseries.parquet, spec.json and the plots. Raises :class:`ScenarioError` for what
+    the real datapath cannot run, :class:`NetUnavailable` when it cannot run here, and
+    :class:`NetInterrupted` (carrying the partial result) on Ctrl-C."""
+    sc = _as_scenario(scenario)
+    spec = validate(sc, sc.to_spec(seed=seed, datapath="net"))
+    binary = _need_binary()
+    with tempfile.TemporaryDirectory(prefix="cclab-net-") as tmp:
+        res_path = Path(tmp) / "result.json"
+        err_path = Path(tmp) / "stderr.txt"
+        with open(err_path, "w+") as err:
+            # A session of its own: a terminal Ctrl-C reaches only us, and we forward it exactly once,
+            # so the child's partial result is always collected before we exit.
+            proc = subprocess.Popen([binary, "run", "--spec", "-", "--out", str(res_path)], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            interrupted = False
+            bar = _Progress(spec["duration"]) if progress else None
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps(spec).encode())
+                proc.stdin.close()
+                t0 = time.monotonic()
+                while proc.poll() is None:
+                    time.sleep(0.1)
+                    if bar:
+                        bar.update(min(time.monotonic() - t0, spec["duration"]))
+            except KeyboardInterrupt:
+                interrupted = True
+                _stop_child(proc)
+            except BaseException:
+                _stop_child(proc)
+                raise
+            finally:
+                if bar:
+                    bar.close()
+            rc = proc.wait()
+            err.seek(0)
+            stderr = err.read()
+        if rc == _EXIT_SPEC:
+            msg = _last_error(stderr)
+            raise ScenarioError([("run spec", msg)])
+        if rc == _EXIT_UNAVAILABLE:
+            raise NetUnavailable(_last_error(stderr).removeprefix("real datapath unavailable: "))
+        if rc != 0 or not res_path.exists():
+            if interrupted:
+                raise NetInterrupted(None)
+            raise RuntimeError(f"cclab-net exited with code {rc}: {_last_error(stderr)}")
+        raw = json.loads(res_path.read_text())
+    res = from_raw(raw, spec)
+    if out is not None:
+        res.to_dir(out, plots=plots)
+    if interrupted:
+        raise NetInterrupted(res)
+    return res
+
+
+def _stop_child(proc: subprocess.Popen) -> None:
+    """SIGINT: the child ends its run early and writes the partial result; SIGKILL if it does not
+    within 10 s (its namespaces die with it, crates/cclab-net/src/hosts.rs)."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _last_error(stderr: str) -> str:
+    lines = [l.removeprefix("cclab-net: ") for l in stderr.strip().splitlines() if "warning:" not in l]
+    return lines[-1] if lines else "no message"
+
+
+# ---- the result: cclab-net's JSON -> Result ----
+
+def _window(t: np.ndarray, m0: float, m1: float) -> tuple[int, int]:
+    # The samples nearest to the window's edges, as crates/cclab-net/src/run.rs computes the summary.
+    return int(np.argmin(np.abs(t - m0))), int(np.argmin(np.abs(t - m1)))
+
+
+def from_raw(raw: dict, spec: dict) -> Result:
+    """Turns ``cclab-net run``'s result JSON into a :class:`Result` with the simulator's summary keys
+    and time-series columns. Values the real datapath cannot know are null (per-flow drops, kernel TCP's
+    packet counts) — docs/real-datapath.md lists them."""
+    m0, m1 = raw["measure"]
+    sim_flows, frows = [], []
+    for f, fs in zip(raw["flows"], spec["flows"]):
+        s = f["series"]
+        kernel = f["cc"] in KERNEL_CCS
+        t = np.asarray(s["t"], dtype=float)
+        delivered = np.asarray(s["delivered_bytes"], dtype=float)
+        min_rtts = [x for x in s["min_rtt"] if x > 0]
+        finish = None
+        if fs["size"] is not None and len(t) and delivered[-1] >= fs["size"]:
+            finish = float(t[np.argmax(delivered >= fs["size"])])  # to the sample interval
+        sim_flows.append({
+            "id": f["id"], "group": f["group"], "cc": f["cc"], "rtt": f["rtt"],
+            "goodput_bps": f["goodput_bps"], "throughput_bps": f["throughput_bps"],
+            "mean_cwnd_pkts": f["mean_cwnd_pkts"], "mean_rtt": f["mean_rtt"],
+            "min_rtt": min(min_rtts) if min_rtts else None,
+            "retransmits": f["retransmits"],
+            # TCP_INFO has no count of RTO expiries or recoveries, nor of packets sent: null, not 0.
+            "timeouts": None if kernel else f["timeouts"],
+            "fast_recoveries": None if kernel else f["fast_recoveries"],
+            "start": f["start"], "finish": finish,
+            "delivered_bytes": int(delivered[-1]) if len(delivered) else 0,
+            "sent_pkts": None if kernel else f["sent_pkts"],
+            # The emulator counts drops per link, not per flow; the receivers count bytes, not packets.
+            "received_pkts": None, "dropped_pkts": None,
+        })
+        n = len(t)
+        cols = {
+            "t": t, "flow": np.full(n, f["id"]), "cwnd": s["cwnd_pkts"], "srtt": s["srtt"], "min_rtt": s["min_rtt"],
+            "ssthresh": s["ssthresh"], "in_flight": s["in_flight"], "pacing_bps": s["pacing_bps"],
+            "delivered_bytes": s["delivered_bytes"], "sent_bytes": s["sent_bytes"], "retransmits": s["retransmits"],
+            "timeouts": s["timeouts"] if not kernel else np.full(n, np.nan),
+        }
+        for k, v in s["state"].items():
+            cols[k] = np.asarray(v + [np.nan] * (n - len(v)), dtype=float)
+        frows.append(_frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "flow"))
+    sim_links, lrows = [], []
+    for l, ls in zip(raw["links"], spec["links"]):
+        s = l["series"]
+        t = np.asarray(s["t"], dtype=float)
+        cum = {k: np.asarray(s[k], dtype=float) for k in ("drops", "marks", "random_losses", "arrivals", "departure_bytes")}
+        if len(t) >= 2:
+            a, b = _window(t, m0, m1)
+            d = {k: v[b] - v[a] for k, v in cum.items()}
+            # Queueing delay from the sampled backlog (bytes / rate) at each sample in the window: the
+            # simulator averages over packets, this over time (docs/real-datapath.md).
+            qd = np.asarray(s["queue_bytes"][a:b + 1], dtype=float) * 8.0 / ls["rate_bps"]
+            mean_qd, p95_qd = float(qd.mean()), float(np.percentile(qd, 95))
+        else:
+            d = {k: 0.0 for k in cum}
+            mean_qd = p95_qd = 0.0
+        sim_links.append({
+            # cclab-net's window `drops` include random losses; the simulator's are queue drops only.
+            "id": l["id"], "rate_bps": ls["rate_bps"], "utilization": l["utilization"],
+            "drops": int(d["drops"] - d["random_losses"]),
+            "marks": l["marks"], "random_losses": int(d["random_losses"]),
+            "loss_rate": d["drops"] / d["arrivals"] if d["arrivals"] > 0 else 0.0,
+            "mean_queue_pkts": l["mean_queue_pkts"], "max_queue_pkts": l["max_queue_pkts"],
+            "mean_queue_delay_s": mean_qd, "p95_queue_delay_s": p95_qd,
+        })
+        n = len(t)
+        cols = {"t": t, "link": np.full(n, l["id"]), "queue_pkts": s["queue_pkts"], "queue_bytes": s["queue_bytes"],
+                # `drops` in the link series counts queue drops and random losses together (the emulator's
+                # series); the simulator's `drops` are queue drops only: subtract.
+                "drops": cum["drops"] - cum["random_losses"], "marks": s["marks"],
+                "random_losses": s["random_losses"], "arrivals": s["arrivals"], "tx_bytes": s["departure_bytes"]}
+        for k, v in s["state"].items():
+            cols[k] = np.asarray(v, dtype=float)
+        lrows.append(_frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))
+    flows = pd.concat(frows, ignore_index=True) if frows else pd.DataFrame()
+    flows = _add_rates(flows, "flow", "delivered_bytes")
+    for col in ("srtt", "min_rtt"):
+        if col in flows:  # 0 = no RTT sample yet, as in the simulator's series
+            flows[col] = flows[col].where(flows[col] > 0)
+    links = pd.concat(lrows, ignore_index=True) if lrows else pd.DataFrame()
+    if not links.empty:
+        links = _add_rates(links, "link", "tx_bytes")
+        links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec["links"])})
+    fwd = [l["counters"] for l in raw["links"]]
+    injected = sum(c["arrivals"] for c in fwd)
+    dropped = sum(c["queue_drops"] + c["random_drops"] for c in fwd)
+    delivered = sum(c["delivered"] for c in fwd)
+    summary = build_summary({
+        "name": raw["scenario"], "seed": raw["seed"], "measure": raw["measure"],
+        "flows": sim_flows, "links": sim_links, "wall_s": raw["net"]["wall_s"], "events": 0, "packets": 0,
+        # Packets through the emulator's two links (data and ACKs): what entered = delivered + dropped
+        # + still in a queue or on the wire when the run stopped.
+        "conservation": {"injected": injected, "delivered": delivered, "dropped": dropped,
+                         "in_network": injected - delivered - dropped},
+        "warnings": raw["warnings"],
+    })
+    summary.pop("sim")
+    summary["net"] = dict(raw["net"], malformed=sum(f["malformed"] for f in raw["flows"]))
+    return Result(summary, flows, links, spec)

@@ -1,0 +1,247 @@
+"""The real datapath against the simulator (issue 6 acceptance) and `cclab net` on the command line.
+
+Real runs need root, /dev/net/tun and network namespaces; where `cclab-net check` says they are not
+available those tests skip with its reason. Real runs take their scenario's duration in wall time and
+are timing-sensitive on a 2-core machine: they run one after another (pytest runs tests sequentially),
+short (8-15 s; the 30 s numbers are in docs/real-datapath.md), with measurement windows that start after
+slow start. Each tolerance below was chosen after measuring the case 3 times (values in the comments).
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cclab
+from cclab import net
+
+AVAILABLE, REASON = net.check()
+needs_net = pytest.mark.skipif(not AVAILABLE, reason=f"real datapath unavailable: {REASON}")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def dumbbell(name, flows, rate, duration, measure, buffer="BDP", seed=1):
+    return {"name": name, "duration": f"{duration}s", "seed": seed, "measure": [f"{measure}s", f"{duration}s"],
+            "topology": {"kind": "dumbbell", "bottleneck": {"rate": rate, "buffer": buffer, "queue": "droptail"}},
+            "flows": flows}
+
+
+def rel(a, b):
+    return abs(a - b) / b
+
+
+def show(tag, s):
+    # Printed so `pytest -s` shows what was measured (the numbers in the comments came from here).
+    print(f"\n{tag}: " + "; ".join(f"{f['cc']} {f['rtt'] * 1e3:g} ms: {f['goodput_bps'] / 1e6:.2f} Mbit/s, "
+                                   f"RTT {f['mean_rtt'] * 1e3:.1f} ms" for f in s["flows"])
+          + f"; Jain {s['jain']:.3f}, queue {s['links'][0]['mean_queue_pkts']:.1f}")
+
+
+# Why the goodput tolerances can be tight where the issue says 10 %: the two datapaths differ by design
+# only in the payload per packet (real: 1500 − 60 = 1440 B, sim: mss 1448 B, −0.55 %) and in timer and
+# scheduling jitter (emulator write lateness mean 12-80 µs), both far below 10 %.
+
+
+@needs_net
+def test_newreno_one_flow_matches_simulator():
+    # 40 Mbit/s, 40 ms, drop-tail BDP buffer (133 packets), window 4-10 s (slow start ends by ~1.5 s).
+    # Measured (3 runs): sim 38.6x Mbit/s, real 38.40 (= sim × 1440/1448); mean RTT sim 63.6, real 63.8 ms;
+    # 0 timeouts. Issue 6's 10 % tolerance for both is kept: the deviation seen is < 1 %.
+    d = dumbbell("nr1", [{"cc": "newreno", "rtt": "40ms"}], "40Mbps", 10, 4)
+    sim = cclab.run(d, progress=False).summary
+    real = net.run(d, progress=False).summary
+    show("sim", sim), show("real", real)
+    s, r = sim["flows"][0], real["flows"][0]
+    assert rel(r["goodput_bps"], s["goodput_bps"]) < 0.10
+    assert rel(r["mean_rtt"], s["mean_rtt"]) < 0.10
+    assert r["timeouts"] == 0
+    assert real["links"][0]["utilization"] > 0.98
+
+
+@needs_net
+def test_newreno_two_flows_matches_simulator():
+    # 30 Mbit/s, RTTs 20 and 80 ms, drop-tail BDP buffer (200 packets), window 5-15 s.
+    # Measured (3 runs): total goodput sim 28.96, real 28.80-28.82 Mbit/s; mean RTTs sim 81.4 / 138.9 ms,
+    # real 81.1-84.4 / 141.2-144.4 ms (within 4 %): asserted within 10 % as the issue asks.
+    # Per-flow goodput is NOT reproducible within 10 % even simulator against simulator: with drop-tail
+    # and ~5 overflow events in the window, which flow takes each loss is decided by packet phase (Floyd &
+    # Jacobson 1992). Starting the two flows 0-50 ms apart (seeds 1-10) moves the 80 ms flow's goodput
+    # over 5.3-10.5 Mbit/s in the simulator; real runs gave 2.9, 6.5, 4.5 Mbit/s. So the per-flow check
+    # is that the real split lies in the simulator's envelope over those start phases, widened by 10 % of
+    # the link rate (3 Mbit/s) — the 2.9 Mbit/s run sits 2.4 Mbit/s below the envelope (docs/real-datapath.md).
+    flows = [{"cc": "newreno", "rtt": "20ms"}, {"cc": "newreno", "rtt": "80ms"}]
+    d = dumbbell("nr2", flows, "30Mbps", 15, 5)
+    sim = cclab.run(d, progress=False).summary
+    real = net.run(d, progress=False).summary
+    show("sim", sim), show("real", real)
+    total = lambda s: sum(f["goodput_bps"] for f in s["flows"])
+    assert rel(total(real), total(sim)) < 0.10
+    for s, r in zip(sim["flows"], real["flows"]):
+        assert rel(r["mean_rtt"], s["mean_rtt"]) < 0.10, (s["rtt"], s["mean_rtt"], r["mean_rtt"])
+    envelope = [[], []]
+    for seed in range(1, 11):
+        j = dumbbell("nr2", [dict(f, start=["0s", "0.05s"]) for f in flows], "30Mbps", 15, 5, seed=seed)
+        for i, f in enumerate(cclab.run(j, progress=False).summary["flows"]):
+            envelope[i].append(f["goodput_bps"])
+    slack = 0.10 * 30e6
+    for i, f in enumerate(real["flows"]):
+        lo, hi = min(envelope[i]), max(envelope[i])
+        print(f"flow {i}: sim envelope {lo / 1e6:.2f}-{hi / 1e6:.2f}, real {f['goodput_bps'] / 1e6:.2f} Mbit/s")
+        assert lo - slack <= f["goodput_bps"] <= hi + slack
+    # RTT bias in the direction Reno's throughput ∝ 1/RTT predicts, as in the simulator.
+    assert real["flows"][0]["goodput_bps"] > 1.5 * real["flows"][1]["goodput_bps"]
+
+
+@needs_net
+def test_kernel_cubic_vs_our_cubic():
+    # The same emulated link (50 Mbit/s, 40 ms, BDP buffer, window 3-8 s) carrying Linux cubic, then our
+    # CUBIC. Measured (3 runs each, 10 s): kernel 48.27 Mbit/s (ceiling 50 × 1448/1500), ours 48.00
+    # (ceiling 50 × 1440/1500); difference 0.6 %. Issue 6's tolerance: 15 %.
+    res = {}
+    for cc in ("kernel:cubic", "cubic"):
+        d = dumbbell(cc, [{"cc": cc, "rtt": "40ms"}], "50Mbps", 8, 3)
+        res[cc] = net.run(d, progress=False).summary
+        show(cc, res[cc])
+    k, o = (res[c]["flows"][0]["goodput_bps"] for c in ("kernel:cubic", "cubic"))
+    assert rel(o, k) < 0.15
+    # Both fill the link: the comparison is not two idle flows agreeing.
+    for c in res:
+        assert res[c]["links"][0]["utilization"] > 0.95
+
+
+def _registered(name):
+    return name in cclab.algorithms()
+
+
+@needs_net
+@pytest.mark.parametrize("cc, params", [("fast", {"alpha": 20}), ("madison", {})])
+def test_delay_based_fairness_end_to_end(cc, params):
+    # Three flows at 20, 40 and 80 ms over 30 Mbit/s, a 300-packet buffer (no overflow), window 5-10 s.
+    # FAST measured (3 runs, 10 s): sim Jain 1.000 (9.69/9.64/9.62 Mbit/s), real Jain 1.000
+    # (9.48-9.60 / 9.48-9.53 / 9.67-9.81); mean queue sim 59.5, real 59.0-60.3 packets (n·α = 60).
+    # Tolerances: Jain within 0.02 of the simulator's (the real per-flow spread is ≤ 3 %, which moves Jain
+    # by < 0.001); each flow's goodput within 10 % of the simulator's; mean queue within 10 packets.
+    if not _registered(cc):
+        pytest.skip(f"{cc} is not in the algorithm registry yet")
+    flows = [{"cc": cc, "rtt": r, "params": params} for r in ("20ms", "40ms", "80ms")]
+    d = dumbbell(cc, flows, "30Mbps", 10, 5, buffer=300)
+    sim = cclab.run(d, progress=False).summary
+    real = net.run(d, progress=False).summary
+    show("sim", sim), show("real", real)
+    assert abs(real["jain"] - sim["jain"]) <= 0.02
+    for s, r in zip(sim["flows"], real["flows"]):
+        assert rel(r["goodput_bps"], s["goodput_bps"]) < 0.10
+    assert abs(real["links"][0]["mean_queue_pkts"] - sim["links"][0]["mean_queue_pkts"]) <= 10
+
+
+# ---- the command line ----
+
+def cli(*args, env=None, **kw):
+    return subprocess.run([sys.executable, "-m", "cclab.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=120, **kw)
+
+
+def write(tmp_path, d, name="s.toml"):
+    """The scenario dict as a TOML file (JSON scalars and arrays are valid TOML values)."""
+    lines = [f'name = "{d["name"]}"', f'duration = "{d["duration"]}"', f'seed = {d["seed"]}',
+             f'measure = {json.dumps(d["measure"])}', "[topology]", f'kind = "{d["topology"]["kind"]}"']
+    topo = d["topology"]
+    if "bottleneck" in topo:
+        lines.append("[topology.bottleneck]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in topo["bottleneck"].items()]
+    else:
+        for l in topo["links"]:
+            lines.append("[[topology.links]]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in l.items()]
+    for f in d["flows"]:
+        lines.append("[[flows]]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in f.items()]
+    for t in d.get("traffic", []):
+        lines.append("[[traffic]]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in t.items()]
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@needs_net
+def test_cli_net_run_writes_what_cclab_run_writes(tmp_path):
+    d = dumbbell("cli", [{"cc": "newreno", "rtt": "20ms"}, {"cc": "kernel:reno", "rtt": "40ms"}], "20Mbps", 3, 1)
+    p = write(tmp_path, d)
+    r = cli("net", "run", str(p), "--out", str(tmp_path / "real"), "-q")
+    assert r.returncode == 0, r.stderr
+    real = json.loads((tmp_path / "real" / "summary.json").read_text())
+    # The simulator on the same scenario with our reno in place of the kernel's: the same keys, `net` in
+    # place of `sim`, and the same time-series columns.
+    d["flows"][1]["cc"] = "reno"
+    sim = cclab.run(d, tmp_path / "sim", progress=False, plots=False).summary
+    assert set(real) == set(sim) - {"sim"} | {"net"}
+    for a, b in ((real["flows"][0], sim["flows"][0]), (real["links"][0], sim["links"][0])):
+        assert set(a) == set(b)
+    assert not real["net"]["interrupted"] and real["net"]["wall_s"] > 3.0
+    assert real["flows"][1]["cc"] == "kernel:reno" and real["flows"][1]["goodput_bps"] > 1e6
+    assert real["jain"] == pytest.approx(cclab.metrics.jain([f["goodput_bps"] for f in real["flows"]]))
+    ts_real = pd.read_parquet(tmp_path / "real" / "timeseries.parquet")
+    ts_sim = pd.read_parquet(tmp_path / "sim" / "timeseries.parquet")
+    assert list(ts_real.columns) == list(ts_sim.columns)
+    assert set(ts_real["kind"]) == {"flow", "link"}
+    # 3 s at the default 100 ms sampling: 31 samples per flow and per link.
+    assert (ts_real["kind"] == "flow").sum() == 2 * 31 and (ts_real["kind"] == "link").sum() == 2 * 31
+    for png in ("rate.png", "cwnd.png", "queue.png"):
+        assert (tmp_path / "real" / png).stat().st_size > 10_000
+
+
+@needs_net
+def test_cli_ctrl_c_writes_the_partial_result(tmp_path):
+    d = dumbbell("intr", [{"cc": "newreno", "rtt": "20ms"}], "20Mbps", 30, 0)
+    p = write(tmp_path, d)
+    proc = subprocess.Popen([sys.executable, "-m", "cclab.cli", "net", "run", str(p), "--out", str(tmp_path / "o"),
+                             "-q", "--no-plots"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["net"]["interrupted"] is True
+    # It stopped early (not after the 30 s) and still measured the flow.
+    assert s["net"]["wall_s"] < 10 and s["flows"][0]["delivered_bytes"] > 1e6
+
+
+def test_cli_rejects_what_the_real_datapath_cannot_do(tmp_path):
+    base = dumbbell("bad", [{"cc": "newreno", "rtt": "40ms"}], "20Mbps", 3, 1)
+    pl = dict(base, topology={"kind": "parking_lot", "links": [{"rate": "20Mbps", "delay": "5ms"},
+                                                                {"rate": "20Mbps", "delay": "5ms"}]})
+    pl["flows"] = [{"cc": "newreno", "rtt": "40ms", "links": [0, 1]}]
+    fast = dict(base, topology={"kind": "dumbbell", "bottleneck": {"rate": "1Gbps"}})
+    cross = dict(base, traffic=[{"kind": "cbr", "rate": "5Mbps"}])
+    for d, field in ((pl, "topology.kind"), (fast, "topology.bottleneck.rate"), (cross, "traffic[0].kind")):
+        r = cli("net", "run", str(write(tmp_path, d)), "--out", str(tmp_path / "x"))
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith(f"error: {field}:"), r.stderr
+        assert "Traceback" not in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_kernel_tcp_is_real_datapath_only(tmp_path):
+    d = dumbbell("k", [{"cc": "kernel:cubic", "rtt": "40ms"}], "20Mbps", 3, 1)
+    r = cli("run", str(write(tmp_path, d)), "-q")
+    assert r.returncode == 2
+    assert "flows[0].cc" in r.stderr and "real datapath" in r.stderr
+    d["flows"][0]["cc"] = "kernel:vegas"
+    r = cli("net", "run", str(write(tmp_path, d)))
+    assert r.returncode == 2 and "kernel:cubic, kernel:reno, kernel:bbr" in r.stderr
+
+
+def test_cli_without_the_binary_says_so(tmp_path):
+    env = dict(os.environ, CCLAB_NET_BIN=str(tmp_path / "missing"))
+    d = dumbbell("nobin", [{"cc": "newreno", "rtt": "40ms"}], "20Mbps", 3, 1)
+    r = cli("net", "run", str(write(tmp_path, d)), env=env)
+    assert r.returncode == 2
+    assert "real datapath unavailable" in r.stderr and "Traceback" not in r.stderr
+    r = cli("net", "check", env=env)
+    assert r.returncode == 1 and r.stdout.startswith("unavailable:")
