@@ -6,7 +6,7 @@ Runs both simulators on three dumbbells -- 2 flows at the same RTT; 4 flows at 4
 window 10, delayed-ACK count 1, min RTO 200 ms, SACK on; and prints per-flow-group goodput and Jain's
 index side by side. Not part of the test command (it needs ns-3 and takes minutes).
 
-    .venv/bin/python validation/compare.py [--cc newreno,cubic] [--duration 60] [--out validation/out]
+    .venv/bin/python validation/compare.py [--cc newreno,cubic] [--duration 60] [--start-spread 1] [--out validation/out]
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def ns3_binary() -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def run_ns3(binary: str, cc: str, rtts: list[int], duration: float, measure_start: float, seed: int) -> dict:
+def run_ns3(binary: str, cc: str, rtts: list[int], duration: float, measure_start: float, seed: int,
+            spread: float) -> dict:
     cmd = [
         binary,
         f"--cc={NS3_NAMES[cc]}",
@@ -52,12 +53,13 @@ def run_ns3(binary: str, cc: str, rtts: list[int], duration: float, measure_star
         f"--duration={duration}",
         f"--measureStart={measure_start}",
         f"--seed={seed}",
+        f"--startSpread={spread}",
     ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_cclab(cc: str, rtts: list[int], duration: float, measure_start: float, seed: int) -> dict:
+def run_cclab(cc: str, rtts: list[int], duration: float, measure_start: float, seed: int, spread: float) -> dict:
     groups: dict[int, int] = {}
     for r in rtts:
         groups[r] = groups.get(r, 0) + 1
@@ -68,7 +70,8 @@ def run_cclab(cc: str, rtts: list[int], duration: float, measure_start: float, s
         "measure": [measure_start, duration],
         "transport": {"mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP", "queue": "droptail"}},
-        "flows": [{"cc": cc, "count": n, "rtt": f"{r}ms"} for r, n in groups.items()],
+        "flows": [{"cc": cc, "count": n, "rtt": f"{r}ms", **({"start": ["0s", f"{spread}s"]} if spread > 0 else {})}
+                  for r, n in groups.items()],
     }
     return cclab.run(scenario, progress=False).summary
 
@@ -88,6 +91,8 @@ def main() -> int:
     ap.add_argument("--measure-start", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--start-spread", type=float, default=0.0,
+                    help="flows start uniformly in [0, S] s (both simulators; different random draws)")
     args = ap.parse_args()
     binary = ns3_binary()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -96,8 +101,8 @@ def main() -> int:
           f"{'Jain ns-3':>9} {'Jain cclab':>10}")
     for cc in args.cc.split(","):
         for label, rtts in DUMBBELLS.items():
-            ns = run_ns3(binary, cc, rtts, args.duration, args.measure_start, args.seed)
-            cl = run_cclab(cc, rtts, args.duration, args.measure_start, args.seed)
+            ns = run_ns3(binary, cc, rtts, args.duration, args.measure_start, args.seed, args.start_spread)
+            cl = run_cclab(cc, rtts, args.duration, args.measure_start, args.seed, args.start_spread)
             g_ns, g_cl = group_goodput(ns["flows"]), group_goodput(cl["flows"])
             for rtt in g_ns:
                 a, b = g_ns[rtt], g_cl.get(rtt, float("nan"))
