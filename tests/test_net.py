@@ -50,8 +50,8 @@ def show(tag, s):
 @needs_net
 def test_newreno_one_flow_matches_simulator():
     # 40 Mbit/s, 40 ms, drop-tail BDP buffer (133 packets), window 4-10 s (slow start ends by ~1.5 s).
-    # Measured (3 runs): sim 38.6x Mbit/s, real 38.40 (= sim × 1440/1448); mean RTT sim 63.6, real 63.8 ms;
-    # 0 timeouts. Issue 6's 10 % tolerance for both is kept: the deviation seen is < 1 %.
+    # Measured (3 runs of this test): sim 38.61 Mbit/s, real 38.37 (= sim × 1440/1448); mean RTT sim 65.5,
+    # real 65.4-65.5 ms; 0 timeouts (15 s runs: 38.40 vs 38.61, 63.8 vs 63.6 ms). Issue 6's 10 % tolerance for both is kept: the deviation seen is < 1 %.
     d = dumbbell("nr1", [{"cc": "newreno", "rtt": "40ms"}], "40Mbps", 10, 4)
     sim = cclab.run(d, progress=False).summary
     real = net.run(d, progress=False).summary
@@ -66,14 +66,14 @@ def test_newreno_one_flow_matches_simulator():
 @needs_net
 def test_newreno_two_flows_matches_simulator():
     # 30 Mbit/s, RTTs 20 and 80 ms, drop-tail BDP buffer (200 packets), window 5-15 s.
-    # Measured (3 runs): total goodput sim 28.96, real 28.80-28.82 Mbit/s; mean RTTs sim 81.4 / 138.9 ms,
-    # real 81.1-84.4 / 141.2-144.4 ms (within 4 %): asserted within 10 % as the issue asks.
-    # Per-flow goodput is NOT reproducible within 10 % even simulator against simulator: with drop-tail
-    # and ~5 overflow events in the window, which flow takes each loss is decided by packet phase (Floyd &
-    # Jacobson 1992). Starting the two flows 0-50 ms apart (seeds 1-10) moves the 80 ms flow's goodput
-    # over 5.3-10.5 Mbit/s in the simulator; real runs gave 2.9, 6.5, 4.5 Mbit/s. So the per-flow check
-    # is that the real split lies in the simulator's envelope over those start phases, widened by 10 % of
-    # the link rate (3 Mbit/s) — the 2.9 Mbit/s run sits 2.4 Mbit/s below the envelope (docs/real-datapath.md).
+    # Measured (5 runs): total goodput sim 28.96, real 28.80-28.82 Mbit/s; mean RTTs sim 81.4 / 138.9 ms,
+    # real 81.0-84.4 / 140.9-144.4 ms (within 4 %): both asserted within 10 % as the issue asks.
+    # Per-flow goodput differs and is not asserted against the simulator here (the RED test below does):
+    # sim 21.4 / 7.5 Mbit/s, real (5 runs) 22.4-26.0 / 2.9-6.5. Cause, measured (docs/real-datapath.md): with
+    # drop-tail the deterministic simulator drops only the 20 ms flow's packets at each overflow (phase
+    # effect, Floyd & Jacobson 1992: 0 loss intervals of the 80 ms flow in the window), while the real
+    # path's µs jitter spreads each overflow over both flows (2-3 loss intervals of the 80 ms flow, most at
+    # the same time as the 20 ms flow's): synchronised losses, hence the stronger 1/RTT² bias.
     flows = [{"cc": "newreno", "rtt": "20ms"}, {"cc": "newreno", "rtt": "80ms"}]
     d = dumbbell("nr2", flows, "30Mbps", 15, 5)
     sim = cclab.run(d, progress=False).summary
@@ -83,18 +83,30 @@ def test_newreno_two_flows_matches_simulator():
     assert rel(total(real), total(sim)) < 0.10
     for s, r in zip(sim["flows"], real["flows"]):
         assert rel(r["mean_rtt"], s["mean_rtt"]) < 0.10, (s["rtt"], s["mean_rtt"], r["mean_rtt"])
-    envelope = [[], []]
-    for seed in range(1, 11):
-        j = dumbbell("nr2", [dict(f, start=["0s", "0.05s"]) for f in flows], "30Mbps", 15, 5, seed=seed)
-        for i, f in enumerate(cclab.run(j, progress=False).summary["flows"]):
-            envelope[i].append(f["goodput_bps"])
-    slack = 0.10 * 30e6
-    for i, f in enumerate(real["flows"]):
-        lo, hi = min(envelope[i]), max(envelope[i])
-        print(f"flow {i}: sim envelope {lo / 1e6:.2f}-{hi / 1e6:.2f}, real {f['goodput_bps'] / 1e6:.2f} Mbit/s")
-        assert lo - slack <= f["goodput_bps"] <= hi + slack
-    # RTT bias in the direction Reno's throughput ∝ 1/RTT predicts, as in the simulator.
+    # Reno's RTT bias, in the direction both datapaths show (sim 2.8x, real 3.4-9x).
     assert real["flows"][0]["goodput_bps"] > 1.5 * real["flows"][1]["goodput_bps"]
+
+
+@needs_net
+def test_newreno_two_flows_per_flow_goodput_with_red():
+    # The same two flows with a RED queue (random early drops, no phase effect): now per-flow goodput
+    # compares. Window 5-15 s. Measured: sim over seeds 1-5: 20 ms flow 22.00-23.58 (mean 22.85),
+    # 80 ms flow 5.12-6.57 (mean 5.83) Mbit/s; real (5 runs): 22.35-24.05 and 4.71-6.02; mean RTT sim
+    # 32.0 / 92.1 ms, real 31.6-32.2 / 92.0-92.5 ms.
+    # Tolerances: the 20 ms flow within 10 % of the simulator's seed mean (seen: ≤ 5.3 %); the 80 ms flow
+    # within 25 %: it sees only ~4 loss events in 10 s, so one event more or less moves it by ~20 % — the
+    # simulator's own seeds spread ±13 % around their mean, the real runs −19 % to +3 %. Mean RTTs: 10 %.
+    flows = [{"cc": "newreno", "rtt": "20ms"}, {"cc": "newreno", "rtt": "80ms"}]
+    d = dumbbell("nr2red", flows, "30Mbps", 15, 5)
+    d["topology"]["bottleneck"]["queue"] = "red"
+    sims = [cclab.run(dict(d, seed=seed), progress=False).summary for seed in range(1, 6)]
+    real = net.run(d, progress=False).summary
+    show("sim seed 1", sims[0]), show("real", real)
+    for i, tol in ((0, 0.10), (1, 0.25)):
+        mean_gp = sum(s["flows"][i]["goodput_bps"] for s in sims) / len(sims)
+        mean_rtt = sum(s["flows"][i]["mean_rtt"] for s in sims) / len(sims)
+        assert rel(real["flows"][i]["goodput_bps"], mean_gp) < tol, (i, real["flows"][i]["goodput_bps"], mean_gp)
+        assert rel(real["flows"][i]["mean_rtt"], mean_rtt) < 0.10
 
 
 @needs_net
@@ -122,10 +134,12 @@ def _registered(name):
 @pytest.mark.parametrize("cc, params", [("fast", {"alpha": 20}), ("madison", {})])
 def test_delay_based_fairness_end_to_end(cc, params):
     # Three flows at 20, 40 and 80 ms over 30 Mbit/s, a 300-packet buffer (no overflow), window 5-10 s.
-    # FAST measured (3 runs, 10 s): sim Jain 1.000 (9.69/9.64/9.62 Mbit/s), real Jain 1.000
-    # (9.48-9.60 / 9.48-9.53 / 9.67-9.81); mean queue sim 59.5, real 59.0-60.3 packets (n·α = 60).
-    # Tolerances: Jain within 0.02 of the simulator's (the real per-flow spread is ≤ 3 %, which moves Jain
-    # by < 0.001); each flow's goodput within 10 % of the simulator's; mean queue within 10 packets.
+    # FAST measured (5 runs, 10 s): sim Jain 1.000 (9.69/9.64/9.62 Mbit/s), real Jain 0.997-1.000
+    # (9.20-9.60 / 9.31-9.53 / 9.67-10.30); mean queue sim 59.5, real 59.0-61.4 packets (n·α = 60).
+    # The real 80 ms flow runs up to 7 % fast: its base RTT is ~0.8 ms too high (it never sees the empty
+    # queue; docs/real-datapath.md). Tolerances: Jain within 0.02 of the simulator's (a 7 % rate
+    # deviation of one flow in three moves Jain by < 0.005); each flow's goodput within 10 % of the
+    # simulator's (seen ≤ 7.1 %); mean queue within 10 packets (seen ≤ 1.9).
     if not _registered(cc):
         pytest.skip(f"{cc} is not in the algorithm registry yet")
     flows = [{"cc": cc, "rtt": r, "params": params} for r in ("20ms", "40ms", "80ms")]
