@@ -226,6 +226,37 @@ def test_cli_ctrl_c_writes_the_partial_result(tmp_path):
     assert s["net"]["wall_s"] < 10 and s["flows"][0]["delivered_bytes"] > 1e6
 
 
+@needs_net
+def test_killing_python_ends_the_real_run(tmp_path):
+    # SIGKILL leaves Python no chance to forward anything: cclab-net must still end (PR_SET_PDEATHSIG
+    # turns its parent's death into SIGTERM), taking its namespaces with it.
+    d = dumbbell("orphan", [{"cc": "newreno", "rtt": "20ms"}], "20Mbps", 30, 0)
+    proc = subprocess.Popen([sys.executable, "-m", "cclab.cli", "net", "run", str(write(tmp_path, d)), "--out",
+                             str(tmp_path / "o"), "-q", "--no-plots"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 20
+    kids = []
+    while not kids and time.monotonic() < deadline:  # wait for cclab-net to be started
+        time.sleep(0.2)
+        kids = children.read_text().split() if children.exists() else []
+    assert kids, "cclab-net was not started"
+    time.sleep(1.0)
+    proc.kill()
+    proc.wait()
+    def alive(pid):
+        try:  # a zombie (state Z) has ended; so has a pid that is gone or reused by another program
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            return stat.split(") ")[1][0] != "Z" and b"cclab-net" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+
+    deadline = time.monotonic() + 10
+    while alive(kids[0]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    gone = not alive(kids[0])
+    assert gone, "cclab-net outlived the killed cclab process"
+
+
 def test_cli_rejects_what_the_real_datapath_cannot_do(tmp_path):
     base = dumbbell("bad", [{"cc": "newreno", "rtt": "40ms"}], "20Mbps", 3, 1)
     pl = dict(base, topology={"kind": "parking_lot", "links": [{"rate": "20Mbps", "delay": "5ms"},

@@ -26,7 +26,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from .runner import Result, _add_rates, _frame, _Progress, build_summary
+from .runner import Result, _add_rates, _frame, build_summary
 from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioError, _show
 from .units import parse_rate
 
@@ -161,7 +161,8 @@ def run(
             # A session of its own: a terminal Ctrl-C reaches only us, and we forward it exactly once,
             # so the child's partial result is always collected before we exit.
             proc = subprocess.Popen([binary, "run", "--spec", "-", "--out", str(res_path)], stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                    preexec_fn=_die_with_parent)
             interrupted = False
             bar = _Progress(spec["duration"]) if progress else None
             try:
@@ -201,6 +202,40 @@ def run(
     if interrupted:
         raise NetInterrupted(res)
     return res
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM it if this Python process dies (killed, crashed), so a run never
+    outlives its caller; cclab-net treats SIGTERM like Ctrl-C and its namespaces die with it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass  # not Linux: nothing to arrange (cclab-net runs only on Linux anyway)
+
+
+class _Progress:
+    """A progress bar over the run's (real) time, shown once a run has lasted 2 s."""
+
+    def __init__(self, duration: float):
+        self.duration, self.t0, self.bar, self.task = duration, time.monotonic(), None, None
+
+    def update(self, t: float) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.t0 < 2.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            self.bar = Progress(TextColumn("real run"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
+                                transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("net", total=self.duration)
+        self.bar.update(self.task, completed=t)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _stop_child(proc: subprocess.Popen) -> None:
