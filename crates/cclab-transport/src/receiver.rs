@@ -168,11 +168,26 @@ impl Receiver {
         self.ce_pending = false;
         if self.sack && !self.ooo.is_empty() {
             // RFC 2018: the block holding the most recent arrival first, then the most recently
-            // updated others, so that repeated blocks survive ACK loss.
-            let mut order: Vec<usize> = (0..self.ooo.len()).collect();
-            order.sort_unstable_by(|a, b| self.ooo[*b].last_update.cmp(&self.ooo[*a].last_update));
-            for (k, &i) in order.iter().take(MAX_SACK_BLOCKS).enumerate() {
-                ack.sack[k] = SackBlock { start: self.ooo[i].start, end: self.ooo[i].end };
+            // updated others, so that repeated blocks survive ACK loss. A top-k pass (k ≤ 4) rather
+            // than a sort: with thousands of holes (huge windows, heavy loss) sorting every ACK's
+            // candidates dominated the whole simulation (32 % of a 100-flow run's time).
+            let mut top = [0usize; MAX_SACK_BLOCKS];
+            let mut n = 0;
+            for (i, r) in self.ooo.iter().enumerate() {
+                // Insertion into `top[..n]`, kept newest first.
+                let mut p = n;
+                while p > 0 && self.ooo[top[p - 1]].last_update < r.last_update {
+                    p -= 1;
+                }
+                if p < MAX_SACK_BLOCKS {
+                    let last = n.min(MAX_SACK_BLOCKS - 1);
+                    top.copy_within(p..last, p + 1);
+                    top[p] = i;
+                    n = (n + 1).min(MAX_SACK_BLOCKS);
+                }
+            }
+            for &i in &top[..n] {
+                ack.sack[ack.n_sack as usize] = SackBlock { start: self.ooo[i].start, end: self.ooo[i].end };
                 ack.n_sack += 1;
             }
         }
@@ -229,6 +244,29 @@ mod tests {
         assert!(r.poll_ack(10).is_none());
         r.handle_timeout(210);
         assert_eq!(r.poll_ack(210).unwrap().cum_ack, 3);
+    }
+
+    #[test]
+    fn sack_blocks_are_the_most_recently_updated_ranges_among_many() {
+        // Hundreds of holes in a random arrival order: the blocks must be exactly the MAX_SACK_BLOCKS
+        // ranges with the newest arrivals, newest first (checked against a full sort).
+        let mut r = Receiver::new(&Config::default());
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for k in 0..2000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let seq = 1 + x % 3000; // packet 0 never arrives: everything stays out of order
+            r.handle_data(k, &seg(seq));
+            let a = r.poll_ack(k).unwrap();
+            let mut all: Vec<&Range> = r.ooo.iter().collect();
+            all.sort_by(|p, q| q.last_update.cmp(&p.last_update));
+            let want: Vec<SackBlock> =
+                all.iter().take(MAX_SACK_BLOCKS).map(|g| SackBlock { start: g.start, end: g.end }).collect();
+            assert_eq!(&a.sack[..a.n_sack as usize], &want[..], "after {k} arrivals");
+            assert!(a.sack[0].start <= seq && seq < a.sack[0].end, "first block holds the newest arrival");
+        }
+        assert!(r.ooo.len() > 100);
     }
 
     #[test]
