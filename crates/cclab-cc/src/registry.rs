@@ -26,7 +26,7 @@ pub struct BuiltSender {
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas", "highspeed", "scalable"];
+pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas", "highspeed", "scalable", "bic", "hybla", "westwood", "africa"];
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
 pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
@@ -44,6 +44,10 @@ pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<Buil
         "vegas" => (Box::new(crate::algorithms::vegas::Vegas::new(env.initial_cwnd, params)?), None),
         "cubic" => (Box::new(crate::algorithms::cubic::Cubic::new(env.initial_cwnd, params)?), None),
         "maxnet" => (Box::new(crate::algorithms::maxnet::MaxNet::new(env.initial_cwnd, env.packet_size, params)?), None),
+        "bic" => (Box::new(crate::algorithms::bic::Bic::new(env.initial_cwnd, params)?), None),
+        "hybla" => (Box::new(crate::algorithms::hybla::Hybla::new(env.initial_cwnd, params)?), None),
+        "westwood" => (Box::new(crate::algorithms::westwood::Westwood::new(env.initial_cwnd, env.mss, params)?), None),
+        "africa" => (Box::new(crate::algorithms::africa::Africa::new(env.initial_cwnd, params)?), None),
         _ => {
             return Err(ParamError {
                 field: "cc".into(),

@@ -10,3 +10,7 @@ pub mod fast;
 pub mod highspeed;
 pub mod libra;
 pub mod maxnet;
+pub mod bic;
+pub mod hybla;
+pub mod westwood;
+pub mod africa;
