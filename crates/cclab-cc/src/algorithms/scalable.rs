@@ -6,7 +6,9 @@
 //! Option `linux_ai = true`: Linux's tcp_scalable grows by one packet per min(cwnd, 50) ACKs instead
 //! (identical to 0.01/ACK above 100 packets only in the limit; kept for cross-checks against Linux/ns-3).
 
-use crate::cc::{reno_on_ack, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_ack, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 
 pub struct Scalable {
@@ -25,8 +27,17 @@ impl Scalable {
         let md = r.f64_in("md", 0.125, 0.0, 1.0)?;
         let low_window = r.f64_in("low_window", 16.0, 0.0, 1e9)?;
         let linux_ai = r.bool("linux_ai", false)?;
+        // As Reno's: the first slow start ends here instead of at the first loss.
+        let ssthresh = r.positive("initial_ssthresh", 1e12)?;
         r.finish()?;
-        Ok(Scalable { ai, md, low_window, linux_ai, cwnd: initial_cwnd, ssthresh: f64::INFINITY })
+        Ok(Scalable {
+            ai,
+            md,
+            low_window,
+            linux_ai,
+            cwnd: initial_cwnd,
+            ssthresh,
+        })
     }
 }
 
@@ -48,10 +59,18 @@ impl CongestionControl for Scalable {
             return;
         }
         let left = slow_start(&mut self.cwnd, self.ssthresh, ack.newly_acked as f64);
-        self.cwnd += if self.linux_ai { left / self.cwnd.min(50.0) } else { self.ai * left };
+        self.cwnd += if self.linux_ai {
+            left / self.cwnd.min(50.0)
+        } else {
+            self.ai * left
+        };
     }
     fn on_loss(&mut self, _ev: &LossEvent) {
-        self.cwnd = if self.cwnd <= self.low_window { (self.cwnd / 2.0).max(2.0) } else { self.cwnd * (1.0 - self.md) };
+        self.cwnd = if self.cwnd <= self.low_window {
+            (self.cwnd / 2.0).max(2.0)
+        } else {
+            self.cwnd * (1.0 - self.md)
+        };
         self.ssthresh = self.cwnd;
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
@@ -62,6 +81,29 @@ impl CongestionControl for Scalable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initial_ssthresh_ends_the_first_slow_start() {
+        let mut p = Params::new();
+        p.insert(
+            "initial_ssthresh".into(),
+            crate::params::ParamValue::Num(100.0),
+        );
+        let mut s = Scalable::new(10.0, &p).unwrap();
+        for _ in 0..90 {
+            s.on_ack(&AckSample {
+                newly_acked: 1,
+                ..Default::default()
+            });
+        }
+        assert_eq!(s.cwnd(), 100.0);
+        // Then 1 % of an acked packet each.
+        s.on_ack(&AckSample {
+            newly_acked: 10,
+            ..Default::default()
+        });
+        assert!((s.cwnd() - 100.1).abs() < 1e-9, "{}", s.cwnd());
+    }
 
     #[test]
     fn recovery_takes_13_4_rtts_at_any_window() {
@@ -77,13 +119,23 @@ mod tests {
                 let n = s.cwnd().floor() as u32;
                 let before = s.cwnd();
                 for _ in 0..n {
-                    s.on_ack(&AckSample { newly_acked: 1, ..Default::default() });
+                    s.on_ack(&AckSample {
+                        newly_acked: 1,
+                        ..Default::default()
+                    });
                 }
                 let grown = s.cwnd() - before;
                 // count the fraction of the last RTT actually needed
-                rtts += if s.cwnd() >= w0 { (w0 - before) / grown } else { 1.0 };
+                rtts += if s.cwnd() >= w0 {
+                    (w0 - before) / grown
+                } else {
+                    1.0
+                };
             }
-            assert!((rtts - want).abs() <= 0.2 * want, "w0={w0}: {rtts:.2} RTTs vs {want:.2}");
+            assert!(
+                (rtts - want).abs() <= 0.2 * want,
+                "w0={w0}: {rtts:.2} RTTs vs {want:.2}"
+            );
         }
     }
 }
