@@ -22,7 +22,9 @@
 //!    `high_decrease`) are settable as for `highspeed`.
 
 use crate::algorithms::highspeed::HsParams;
-use crate::cc::{reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::Nanos;
 
@@ -103,12 +105,20 @@ impl CongestionControl for Africa {
         }
         let left = slow_start(&mut self.cwnd, self.ssthresh, ack.newly_acked as f64);
         if left > 0.0 {
-            let a = if self.fast { self.hs.a_b(self.cwnd).0 } else { 1.0 };
+            let a = if self.fast {
+                self.hs.a_b(self.cwnd).0
+            } else {
+                1.0
+            };
             self.cwnd += left * a / self.cwnd;
         }
     }
     fn on_loss(&mut self, _ev: &LossEvent) {
-        let b = if self.fast { self.hs.a_b(self.cwnd).1 } else { 0.5 };
+        let b = if self.fast {
+            self.hs.a_b(self.cwnd).1
+        } else {
+            0.5
+        };
         self.cwnd = (self.cwnd * (1.0 - b)).max(2.0);
         self.ssthresh = self.cwnd;
     }
@@ -128,13 +138,17 @@ mod tests {
 
     /// One RTT of per-packet ACKs whose RTT sample is `rtt_ms`; returns the window growth.
     fn rtt(a: &mut Africa, delivered: &mut u64, rtt_ms: u64) -> f64 {
+        rtt_ns(a, delivered, rtt_ms * NS_PER_MS)
+    }
+
+    fn rtt_ns(a: &mut Africa, delivered: &mut u64, rtt_ns: u64) -> f64 {
         let w0 = a.cwnd();
         for _ in 0..(w0.floor() as usize) {
             *delivered += 1;
             a.on_ack(&AckSample {
                 newly_acked: 1,
                 delivered: *delivered,
-                rtt: Some(rtt_ms * NS_PER_MS),
+                rtt: Some(rtt_ns),
                 ..Default::default()
             });
         }
@@ -157,7 +171,10 @@ mod tests {
         let grew = rtt(&mut a, &mut d, 100);
         assert!(a.fast_mode());
         assert!(want > 5.0, "a(1000) = {want}");
-        assert!((grew / want - 1.0).abs() < 0.05, "grew {grew}, a(w) = {want}");
+        assert!(
+            (grew / want - 1.0).abs() < 0.05,
+            "grew {grew}, a(w) = {want}"
+        );
     }
 
     #[test]
@@ -178,6 +195,41 @@ mod tests {
         rtt(&mut a, &mut d, 100);
         rtt(&mut a, &mut d, 100);
         assert!(a.fast_mode(), "backlog {}", a.backlog());
+    }
+
+    #[test]
+    fn the_mode_switches_at_the_backlog_threshold() {
+        // Backlogs just either side of Δ = 1.5: 1.4 keeps fast mode, 1.6 selects slow mode, and the
+        // increase of the following round is a(w) or 1 accordingly.
+        for (target, fast) in [(1.4, true), (1.6, false)] {
+            let mut a = in_ca(1000.0);
+            let mut d = 0;
+            let base_ns = 100 * NS_PER_MS;
+            rtt_ns(&mut a, &mut d, base_ns);
+            // The backlog is computed with the window at the round's end: this round grows it by a(w).
+            let w_end = a.cwnd() + HsParams::default().a_b(a.cwnd()).0;
+            // diff = w·(RTT − base)/RTT = target  ⇔  RTT = base·w/(w − target).
+            let r = (base_ns as f64 * w_end / (w_end - target)).round() as u64;
+            rtt_ns(&mut a, &mut d, r);
+            // The next round's first ACK closes the observed round and decides the mode.
+            let w0 = a.cwnd();
+            let grew = rtt_ns(&mut a, &mut d, r);
+            assert!(
+                (a.backlog() - target).abs() < 0.02,
+                "backlog {} for target {target}",
+                a.backlog()
+            );
+            assert_eq!(a.fast_mode(), fast, "backlog {}", a.backlog());
+            let want = if fast {
+                HsParams::default().a_b(w0).0
+            } else {
+                1.0
+            };
+            assert!(
+                (grew / want - 1.0).abs() < 0.05,
+                "backlog {target}: grew {grew}, want {want}"
+            );
+        }
     }
 
     #[test]
