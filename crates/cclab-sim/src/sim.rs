@@ -256,7 +256,8 @@ impl Simulation {
         if !(spec.duration > 0.0 && spec.duration.is_finite()) {
             return Err(err("duration", format!("must be > 0, got {}", spec.duration)));
         }
-        if !(spec.sample_interval > 0.0) {
+        // NaN is rejected too.
+        if spec.sample_interval.is_nan() || spec.sample_interval <= 0.0 {
             return Err(err("sample_interval", format!("must be > 0, got {}", spec.sample_interval)));
         }
         let [m0, m1] = spec.measure;
@@ -268,7 +269,7 @@ impl Simulation {
             if !(l.rate_bps > 0.0 && l.rate_bps.is_finite()) {
                 return Err(err(format!("links[{i}].rate_bps"), format!("must be > 0, got {}", l.rate_bps)));
             }
-            if !(l.delay >= 0.0) {
+            if l.delay.is_nan() || l.delay < 0.0 {
                 return Err(err(format!("links[{i}].delay"), format!("must be >= 0, got {}", l.delay)));
             }
             if l.buffer_pkts == Some(0) || l.buffer_bytes == Some(0) {

@@ -12,6 +12,7 @@
 //!    be called (RTO, pacing release, delayed work, the algorithm's own timer). Calling `handle_timeout`
 //!    early or spuriously is harmless.
 //! 3. `handle_ack(now, &ack)` for each ACK segment that arrives.
+//!
 //! Receiver:
 //! 1. `handle_data(now, &seg)` for each data segment; then loop `poll_ack(now)` until `None`;
 //!    `poll_timeout()` for the delayed-ACK timer and `handle_timeout(now)`.
