@@ -131,7 +131,7 @@ def _registered(name):
 
 
 @needs_net
-@pytest.mark.parametrize("cc, params", [("fast", {"alpha": 20}), ("madison", {})])
+@pytest.mark.parametrize("cc, params", [("fast", {"alpha": 20})])
 def test_delay_based_fairness_end_to_end(cc, params):
     # Three flows at 20, 40 and 80 ms over 30 Mbit/s, a 300-packet buffer (no overflow), window 5-10 s.
     # FAST measured (5 runs, 10 s): sim Jain 1.000 (9.69/9.64/9.62 Mbit/s), real Jain 0.997-1.000
@@ -151,6 +151,29 @@ def test_delay_based_fairness_end_to_end(cc, params):
     for s, r in zip(sim["flows"], real["flows"]):
         assert rel(r["goodput_bps"], s["goodput_bps"]) < 0.10
     assert abs(real["links"][0]["mean_queue_pkts"] - sim["links"][0]["mean_queue_pkts"]) <= 10
+
+
+@needs_net
+def test_madison_fairness_end_to_end():
+    # The scenario of test_delay_based_fairness_end_to_end (20/40/80 ms over 30 Mbit/s, 300-packet buffer,
+    # window 5-10 s) with Madison. Its per-flow comparison with the simulator (each flow within 10 %) does
+    # not apply: Madison's shares wander (its queue cycles between empty and full, docs/algorithms/
+    # madison.md), so the trajectory depends on timing details. In the simulator alone, changing only the
+    # seed (which only moves the probe times) changes per-flow goodput by up to 40 % (seeds 1-3: Jain
+    # 0.949/0.997/0.963, flows 6.8-8.5 / 9.7-12.0 / 8.6-11.1 Mbit/s, mean queue 42-101 packets). What must
+    # hold end to end is the property: equal sharing regardless of RTT. Measured on the real datapath
+    # (8 runs): Jain 0.941-0.994, total goodput 23.0-28.6 Mbit/s (sim 27.4), mean queue 37-125 packets.
+    # Asserted: Jain ≥ 0.9 (issue 3's fairness bar), total goodput ≥ 70 % of the link (seen ≥ 77 %; the
+    # simulator's 91 %), mean queue at most half the buffer (seen ≤ 125 of 300; an overload that keeps
+    # the buffer full would show).
+    flows = [{"cc": "madison", "rtt": r} for r in ("20ms", "40ms", "80ms")]
+    d = dumbbell("madison", flows, "30Mbps", 10, 5, buffer=300)
+    sim = cclab.run(d, progress=False).summary
+    real = net.run(d, progress=False).summary
+    show("sim", sim), show("real", real)
+    assert real["jain"] >= 0.9
+    assert sum(f["goodput_bps"] for f in real["flows"]) >= 0.7 * 30e6
+    assert real["links"][0]["mean_queue_pkts"] <= 150
 
 
 # ---- the command line ----

@@ -16,6 +16,18 @@ pub struct SenderEnv {
     pub packet_size: u32,
     /// Initial window in packets.
     pub initial_cwnd: f64,
+    /// This flow's random seed (Madison's exponential probe spacing). Drivers derive it with
+    /// [`flow_seed`] from the run's seed and the flow's index, so the simulator and the real datapath
+    /// give a flow the same random draws and adding a flow never changes another flow's draws.
+    pub seed: u64,
+}
+
+/// The seed of flow `flow` (its index in the run spec) in a run seeded with `run_seed`: the first draw
+/// of the run's stream reserved for algorithm seeds (streams 3_000_000 + flow; the simulator uses
+/// 0.. for links, 1_000_000.. for flow start times, 2_000_000.. for cross traffic).
+pub fn flow_seed(run_seed: u64, flow: u64) -> u64 {
+    use rand::Rng;
+    crate::rng::stream(run_seed, 3_000_000 + flow).gen()
 }
 
 /// A sender algorithm and the loss recovery the transport should run with it.
@@ -26,7 +38,7 @@ pub struct BuiltSender {
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas", "highspeed", "scalable", "bic", "hybla", "westwood", "africa"];
+pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas", "highspeed", "scalable", "bic", "hybla", "westwood", "africa", "madison"];
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
 pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
@@ -48,6 +60,7 @@ pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<Buil
         "hybla" => (Box::new(crate::algorithms::hybla::Hybla::new(env.initial_cwnd, params)?), None),
         "westwood" => (Box::new(crate::algorithms::westwood::Westwood::new(env.initial_cwnd, env.mss, params)?), None),
         "africa" => (Box::new(crate::algorithms::africa::Africa::new(env.initial_cwnd, params)?), None),
+        "madison" => (Box::new(crate::algorithms::madison::Madison::new(env, params)?), None),
         _ => {
             return Err(ParamError {
                 field: "cc".into(),

@@ -15,7 +15,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cclab_cc::algorithms::reno::Recovery;
-use cclab_cc::registry::{build_sender, BuiltSender, SenderEnv};
+use cclab_cc::registry::{build_sender, flow_seed, BuiltSender, SenderEnv};
 use cclab_cc::time::{from_secs, Nanos, NS_PER_MS};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
 
@@ -308,16 +308,18 @@ pub fn check_sender(name: &str, f: &FlowSpec) -> Result<(), String> {
             f.transport.packet_size
         ));
     }
-    build_sender(name, &f.params, &sender_env(f))
+    // Validation only: the seed does not affect whether a configuration is valid.
+    build_sender(name, &f.params, &sender_env(f, 0))
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
 
-fn sender_env(f: &FlowSpec) -> SenderEnv {
+fn sender_env(f: &FlowSpec, seed: u64) -> SenderEnv {
     SenderEnv {
         mss: f.transport.packet_size - WIRE_OVERHEAD,
         packet_size: f.transport.packet_size,
         initial_cwnd: f.transport.initial_cwnd,
+        seed,
     }
 }
 
@@ -401,8 +403,11 @@ impl SenderSetup {
         cc: &str,
         dst: SocketAddr,
         flow_id: u32,
+        run_seed: u64,
     ) -> io::Result<SenderSetup> {
-        let built = build_sender(cc, &f.params, &sender_env(f))
+        // The same per-flow seed as the simulator gives flow `flow_id` (its index in the spec).
+        let env = sender_env(f, flow_seed(run_seed, flow_id as u64));
+        let built = build_sender(cc, &f.params, &env)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
         tune(&sock)?;

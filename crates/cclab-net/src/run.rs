@@ -364,7 +364,7 @@ pub fn run(
                         let p2 = probe.clone();
                         handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
                         let tx =
-                            crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32)?;
+                            crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32, spec.seed)?;
                         handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
                     }
                 }

@@ -77,7 +77,8 @@ fn parse_params(params_json: &str) -> PyResult<Params> {
 #[pyo3(signature = (name, params_json, mss=1448, packet_size=1500, initial_cwnd=10.0))]
 fn validate_sender(name: &str, params_json: &str, mss: u32, packet_size: u32, initial_cwnd: f64) -> PyResult<Vec<String>> {
     let params = parse_params(params_json)?;
-    let env = SenderEnv { mss, packet_size, initial_cwnd };
+    // Validation only: the seed does not affect whether a configuration is valid.
+    let env = SenderEnv { mss, packet_size, initial_cwnd, seed: 0 };
     match registry::build_sender(name, &params, &env) {
         Ok(b) => Ok(b.cc.warnings()),
         Err(e) => Err(PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message))),

@@ -12,7 +12,7 @@ use crate::result::*;
 use crate::spec::{RunSpec, StartSpec};
 use crate::traffic::CrossSource;
 use cclab_cc::aqm::{BufferLimit, QueueDiscipline, QueueLen, RouterPacket, Verdict};
-use cclab_cc::registry::{build_queue, build_sender, LinkEnv, SenderEnv};
+use cclab_cc::registry::{build_queue, build_sender, flow_seed, LinkEnv, SenderEnv};
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::time::{from_secs, to_secs, tx_time, Nanos};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
@@ -338,7 +338,12 @@ impl Simulation {
             if t.mss == 0 || t.packet_size <= t.mss {
                 return Err(err(format!("flows[{i}].transport"), "needs 0 < mss < packet_size"));
             }
-            let env = SenderEnv { mss: t.mss, packet_size: t.packet_size, initial_cwnd: t.initial_cwnd };
+            let env = SenderEnv {
+                mss: t.mss,
+                packet_size: t.packet_size,
+                initial_cwnd: t.initial_cwnd,
+                seed: flow_seed(spec.seed, i as u64),
+            };
             let built = build_sender(&f.cc, &f.params, &env).map_err(|e| {
                 let field = if e.field == "cc" { format!("flows[{i}].cc") } else { format!("flows[{i}].params.{}", e.field) };
                 err(field, e.message)

@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn registered_as_maxnet() {
-        let env = crate::registry::SenderEnv { mss: 1448, packet_size: 1500, initial_cwnd: 10.0 };
+        let env = crate::registry::SenderEnv { mss: 1448, packet_size: 1500, initial_cwnd: 10.0, seed: 0 };
         let b = crate::registry::build_sender("maxnet", &Params::new(), &env).unwrap();
         assert_eq!((b.cc.name(), b.cc.cwnd()), ("maxnet", 1.0));
         let mut out = Vec::new();

@@ -14,3 +14,4 @@ pub mod bic;
 pub mod hybla;
 pub mod westwood;
 pub mod africa;
+pub mod madison;
