@@ -193,25 +193,34 @@ pub fn reno_on_ack(cwnd: &mut f64, ssthresh: f64, ack: &AckSample) {
     }
 }
 
-/// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2).
+/// Reno's ssthresh: max(min(FlightSize, cwnd) / 2, 2).
+///
+/// DECISION (docs/algorithms/newreno.md): RFC 5681 eq. 4 halves FlightSize (sent, not cumulatively
+/// acknowledged), which counts SACKed and lost packets. While a hole stays unrepaired FlightSize grows
+/// far beyond cwnd (no receive window bounds it here), and FlightSize/2 would *raise* the window on a
+/// loss (measured: 647 → 3325 packets). Taking the smaller of the two keeps RFC 5681's reduction below
+/// what was really sent when the sender is application-limited (FlightSize < cwnd; eq. 4 is an upper
+/// bound, "no more than") and never lets a loss raise the window above max(cwnd, 2). Linux halves cwnd
+/// (`tcp_reno_ssthresh`), which is the same whenever the sender is window-limited.
 #[inline]
-pub fn reno_ssthresh(in_flight: u32) -> f64 {
-    (in_flight as f64 / 2.0).max(2.0)
+pub fn reno_ssthresh(in_flight: u32, cwnd: f64) -> f64 {
+    ((in_flight as f64).min(cwnd) / 2.0).max(2.0)
 }
 
-/// RFC 5681 loss response: ssthresh = cwnd = max(FlightSize/2, 2).
+/// RFC 5681 loss response: ssthresh = cwnd = max(min(FlightSize, cwnd)/2, 2) (see [`reno_ssthresh`]).
 #[inline]
 pub fn reno_on_loss(cwnd: &mut f64, ssthresh: &mut f64, ev: &LossEvent) {
-    *ssthresh = reno_ssthresh(ev.in_flight);
+    *ssthresh = reno_ssthresh(ev.in_flight, *cwnd);
     *cwnd = *ssthresh;
 }
 
-/// RFC 5681 §3.1 timeout response: ssthresh from FlightSize on the first RTO of a series only
-/// (FlightSize is ~0 on later ones), cwnd = 1 (the loss window), then slow start.
+/// RFC 5681 §3.1 timeout response: ssthresh from the data in flight (bounded by cwnd, see
+/// [`reno_ssthresh`]) on the first RTO of a series only (it is ~0 on later ones), cwnd = 1 (the loss
+/// window), then slow start.
 #[inline]
 pub fn reno_on_timeout(cwnd: &mut f64, ssthresh: &mut f64, ev: &TimeoutEvent) {
     if ev.backoffs <= 1 {
-        *ssthresh = reno_ssthresh(ev.in_flight);
+        *ssthresh = reno_ssthresh(ev.in_flight, *cwnd);
     }
     *cwnd = 1.0;
 }

@@ -20,6 +20,16 @@
 //!   DupThresh − 1) while it is still un-SACKed, it is deemed lost and resent within the same recovery,
 //!   as Linux does (tcp_mark_lost_retrans, later RACK). Without it a retransmission dropped at a full
 //!   queue costs an RTO and a collapse to one packet; RFC 6675 leaves this case to the timer.
+//! * A lost retransmission is a second congestion signal (RFC 5681 §4.3, restated by RFC 8985 §3.4: the
+//!   loss of a retransmission must be taken as a separate indication of congestion). When one that
+//!   left during the current recovery episode (after its window reduction, or after its RTO) is found
+//!   lost, the algorithm is told of a new loss event and a new fast-recovery episode starts (recover =
+//!   snd_nxt). Retransmissions of earlier episodes found lost later cause no further reduction, so it
+//!   is at most one reduction per episode, as for original losses. Without this response the RTO the
+//!   detection replaced was the only reaction, and a sender whose window exceeds its share could stay
+//!   in one recovery for seconds: its lost retransmissions, detected together by one ACK, leave as one
+//!   burst into a drop-tail queue its own ACK-clocked new data keeps full, all but the first are
+//!   dropped, and the same happens one RTT later (docs/validation.md, Hybla 2 × 40 ms).
 //! * Pacing: if the algorithm sets a rate, consecutive packets leave at least `wire bits / rate` apart.
 
 use crate::config::Config;
@@ -50,6 +60,9 @@ pub struct SenderStats {
     pub ecn_events: u64,
     /// Retransmissions found lost by SACKs of later-sent packets (resent without waiting for an RTO).
     pub lost_retransmits: u64,
+    /// Loss events (window reductions, also counted in `fast_recoveries`) started by a lost
+    /// retransmission of the current recovery episode (RFC 5681 §4.3).
+    pub retx_loss_events: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,8 +95,11 @@ pub struct Sender {
     /// Lowest packet that may still need a retransmission.
     retx_cursor: u64,
     highest_sacked: u64,
-    /// Retransmissions in the order they left, each with `snd_nxt` at that moment (non-decreasing).
-    retx_fences: VecDeque<(u64, u64)>,
+    /// Retransmissions in the order they left, each with `snd_nxt` at that moment (non-decreasing)
+    /// and the recovery episode it left in.
+    retx_fences: VecDeque<(u64, u64, u64)>,
+    /// Recovery episode counter: incremented by every window reduction for loss and every RTO.
+    episode: u64,
     /// Known SACKed ranges above snd_una (merged, sorted).
     known: Vec<SackBlock>,
 
@@ -140,6 +156,7 @@ impl Sender {
             loss_boundary: 0,
             retx_cursor: 0,
             retx_fences: VecDeque::new(),
+            episode: 0,
             highest_sacked: 0,
             known: Vec::new(),
             phase: Phase::Open,
@@ -317,7 +334,7 @@ impl Sender {
             self.n_retx += 1;
             self.stats.retransmits += 1;
             if self.cfg.sack && self.recovery == Recovery::Sack {
-                self.retx_fences.push_back((seq, self.snd_nxt));
+                self.retx_fences.push_back((seq, self.snd_nxt, self.episode));
             }
             self.retx_cursor = seq + 1;
         } else {
@@ -392,6 +409,7 @@ impl Sender {
         self.n_lost = self.outstanding() - self.n_sacked;
         self.n_retx = 0;
         self.retx_fences.clear();
+        self.episode += 1;
         self.loss_boundary = self.snd_nxt;
         self.retx_cursor = self.snd_una;
         self.phase = Phase::Loss;
@@ -513,9 +531,11 @@ impl Sender {
     }
 
     /// Retransmissions overtaken by DupThresh later-sent packets are lost again (see the module doc).
-    fn detect_lost_retransmissions(&mut self) {
+    /// Returns how many of them left during the current recovery episode.
+    fn detect_lost_retransmissions(&mut self) -> u64 {
         let reach = self.cfg.dupthresh.max(1) as u64 - 1;
-        while let Some(&(seq, fence)) = self.retx_fences.front() {
+        let mut current = 0;
+        while let Some(&(seq, fence, episode)) = self.retx_fences.front() {
             if self.n_sacked == 0 || self.highest_sacked < fence + reach {
                 break;
             }
@@ -523,8 +543,12 @@ impl Sender {
             if seq >= self.snd_una && self.board[(seq - self.snd_una) as usize] & (RETX | SACKED) == RETX {
                 self.stats.lost_retransmits += 1;
                 self.mark_lost(seq);
+                if episode == self.episode {
+                    current += 1;
+                }
             }
         }
+        current
     }
 
     fn mark_lost(&mut self, seq: u64) {
@@ -558,6 +582,7 @@ impl Sender {
             self.force_retx = true;
             self.phase = Phase::Fast;
             self.recover = self.snd_nxt;
+            self.episode += 1;
             self.stats.fast_recoveries += 1;
         }
     }
@@ -654,12 +679,17 @@ impl Sender {
             }
             Phase::Open => {}
         }
-        let newly_lost = if self.cfg.sack && self.recovery == Recovery::Sack {
-            self.detect_lost_retransmissions();
-            self.update_loss_marks()
+        let (newly_lost, lost_retx) = if self.cfg.sack && self.recovery == Recovery::Sack {
+            let r = self.detect_lost_retransmissions();
+            (self.update_loss_marks(), r)
         } else {
-            0
+            (0, 0)
         };
+        if lost_retx > 0 && self.phase != Phase::Open {
+            // RFC 5681 §4.3: a lost retransmission is a second indication of congestion (module doc).
+            self.stats.retx_loss_events += 1;
+            self.enter_recovery(now, lost_retx + newly_lost, false);
+        }
         if self.phase == Phase::Open {
             let sack_mode = self.cfg.sack && self.recovery == Recovery::Sack;
             if sack_mode && newly_lost > 0 {

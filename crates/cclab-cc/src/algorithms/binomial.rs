@@ -21,8 +21,8 @@
 //!    the binomial increase after recovery instead of slow-starting back.
 //! 3. **Window floor 1 packet**: w − β·w^l can fall below 1 for l < 1 and small w (IIAD at w < 2).
 //! 4. **Timeout** (§V "reduce their transmission window to one upon persistent congestion"): cwnd = 1,
-//!    slow start; ssthresh = max(FlightSize/2, 2) on the first RTO of a series (RFC 5681 eq. 4, the shared
-//!    [`reno_ssthresh`] — the digest's "ssthresh = w/2" with w the data in flight, as TCP/Reno does).
+//!    slow start; ssthresh = max(min(FlightSize, cwnd)/2, 2) on the first RTO of a series (RFC 5681 eq. 4
+//!    bounded by cwnd, the shared [`reno_ssthresh`] — the digest's "ssthresh = w/2" with w the data in flight, as TCP/Reno does).
 //! 5. **A loss event while still in slow start (cwnd < ssthresh) halves** like Reno
 //!    (`slow_start_decrease = "halve"`, default) instead of applying β·w^l. Slow start overshoots the pipe
 //!    by up to a factor of two, an error only a multiplicative cut repairs quickly: IIAD's "−1 per loss
@@ -150,7 +150,7 @@ impl CongestionControl for Binomial {
     fn on_loss(&mut self, ev: &LossEvent) {
         let w = if self.cwnd < self.ssthresh && self.halve_in_slow_start {
             // DECISION 5: leave slow start the way Reno does.
-            reno_ssthresh(ev.in_flight)
+            reno_ssthresh(ev.in_flight, self.cwnd)
         } else {
             self.decreased(self.cwnd)
         };

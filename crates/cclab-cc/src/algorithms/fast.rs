@@ -552,6 +552,7 @@ mod tests {
         f.cwnd = 6.0;
         f.on_loss(&LossEvent::default());
         assert_eq!(f.cwnd(), 6.0); // small windows keep their size during recovery (w < 16)
+        f.cwnd = 30.0;
         f.on_timeout(&TimeoutEvent { in_flight: 30, backoffs: 1, ..Default::default() });
         assert_eq!((f.cwnd(), f.ssthresh()), (1.0, 15.0));
     }

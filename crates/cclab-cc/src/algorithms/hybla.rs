@@ -140,8 +140,8 @@ mod tests {
 
     #[test]
     fn loss_halves_like_reno() {
-        let mut h = Hybla::new(10.0, &Params::new()).unwrap();
-        h.on_loss(&LossEvent { in_flight: 100, ..Default::default() });
+        let mut h = Hybla::new(100.0, &Params::new()).unwrap();
+        h.on_loss(&LossEvent { in_flight: 103, ..Default::default() });
         assert_eq!((h.cwnd(), h.ssthresh()), (50.0, 50.0));
     }
 }

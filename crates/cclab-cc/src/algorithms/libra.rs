@@ -389,6 +389,7 @@ mod tests {
         l.on_loss(&LossEvent::default());
         assert_eq!(l.cwnd(), 1.0);
         assert_eq!(l.warnings().len(), 1); // t1 > 2·t0
+        l.cwnd = 40.0;
         l.on_timeout(&TimeoutEvent { in_flight: 40, backoffs: 1, ..Default::default() });
         assert_eq!((l.cwnd(), l.ssthresh()), (1.0, 20.0));
     }

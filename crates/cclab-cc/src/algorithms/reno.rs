@@ -84,13 +84,26 @@ mod tests {
 
     #[test]
     fn halves_on_loss_and_resets_on_timeout() {
-        let mut r = Reno::new("newreno", 10.0, &Params::new()).unwrap();
-        r.on_loss(&LossEvent { in_flight: 40, ..Default::default() });
+        let mut r = Reno::new("newreno", 40.0, &Params::new()).unwrap();
+        r.on_loss(&LossEvent { in_flight: 43, ..Default::default() });
         assert_eq!((r.cwnd(), r.ssthresh()), (20.0, 20.0));
         r.on_timeout(&TimeoutEvent { in_flight: 10, backoffs: 1, ..Default::default() });
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 5.0));
         r.on_loss(&LossEvent { in_flight: 2, ..Default::default() });
         assert_eq!(r.ssthresh(), 2.0);
+    }
+
+    #[test]
+    fn ssthresh_is_half_the_smaller_of_flightsize_and_cwnd() {
+        // FlightSize far above cwnd (a long-unrepaired hole): halve cwnd, never raise it (RFC 5681's
+        // FlightSize/2 would give 3325 here).
+        let mut r = Reno::new("newreno", 647.0, &Params::new()).unwrap();
+        r.on_loss(&LossEvent { in_flight: 6651, ..Default::default() });
+        assert_eq!((r.cwnd(), r.ssthresh()), (323.5, 323.5));
+        // Application-limited (FlightSize below cwnd): RFC 5681's FlightSize/2.
+        let mut r = Reno::new("newreno", 100.0, &Params::new()).unwrap();
+        r.on_loss(&LossEvent { in_flight: 30, ..Default::default() });
+        assert_eq!(r.cwnd(), 15.0);
     }
 
     #[test]

@@ -22,6 +22,10 @@
 //!    CA_EVENT_COMPLETE_CWR): our transport holds the window during fast recovery, so the effect is the
 //!    same. ssthresh is at least 2 packets (Linux).
 //! 4. Before the first bandwidth sample (the first ~RTT), a loss falls back to Reno's halving.
+//! 5. A loss never raises the window: cwnd = min(cwnd, ssthresh), as the Westwood papers' pseudocode
+//!    ("if (cwnd > ssthresh) cwnd = ssthresh"). Linux sets cwnd = ssthresh when recovery completes,
+//!    which can raise it when BWE·RTT_min exceeds cwnd (e.g. a long-stalled hole filling credits a
+//!    whole flight's bytes to one sampling period); ssthresh itself is still BWE·RTT_min.
 
 use crate::cc::{reno_on_ack, reno_ssthresh, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
@@ -119,12 +123,13 @@ impl CongestionControl for Westwood {
         reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
     }
     fn on_loss(&mut self, ev: &LossEvent) {
-        self.ssthresh = self.bw_rttmin().unwrap_or_else(|| reno_ssthresh(ev.in_flight));
-        self.cwnd = self.ssthresh;
+        self.ssthresh = self.bw_rttmin().unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
+        // DECISION 5.
+        self.cwnd = self.cwnd.min(self.ssthresh);
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
-            self.ssthresh = self.bw_rttmin().unwrap_or_else(|| reno_ssthresh(ev.in_flight));
+            self.ssthresh = self.bw_rttmin().unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
         }
         self.cwnd = 1.0;
     }
@@ -181,8 +186,8 @@ mod tests {
 
     #[test]
     fn loss_before_any_estimate_halves() {
-        let mut w = Westwood::new(10.0, 1448, &Params::new()).unwrap();
-        w.on_loss(&LossEvent { in_flight: 40, ..Default::default() });
+        let mut w = Westwood::new(40.0, 1448, &Params::new()).unwrap();
+        w.on_loss(&LossEvent { in_flight: 43, ..Default::default() });
         assert_eq!(w.cwnd(), 20.0);
     }
 }
