@@ -50,7 +50,7 @@ fn drive(cc: &mut dyn CongestionControl, mut now: Nanos, n: u32, gap: Nanos, del
 
 #[test]
 fn a_loss_event_never_increases_cwnd() {
-    let env = SenderEnv { mss: 1448, packet_size: 1500, initial_cwnd: 10.0 };
+    let env = SenderEnv { mss: 1448, packet_size: 1500, initial_cwnd: 10.0, seed: 1 };
     for &name in SENDER_NAMES {
         let mut cc = build_sender(name, &Params::new(), &env).unwrap().cc;
         let (mut now, mut delivered) = (0, 0u64);
