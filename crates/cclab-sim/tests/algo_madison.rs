@@ -120,7 +120,8 @@ fn does_not_starve_newreno() {
     // flow's RTT, so Madison takes a small share and leaves Reno its own. Measured: NewReno 88.8, Madison
     // 7.8 Mbit/s, utilisation 1.000. Asserted: NewReno keeps at least its equal share (≥ 50 Mbit/s),
     // Madison is not starved either (≥ 2 Mbit/s, a quarter of what it gets), the link stays full.
-    // (With a 100-packet buffer the opposite happens — Madison 83.7, NewReno 10.4: see the docs.)
+    // (With a 100-packet buffer the opposite happens — Madison 75.0, NewReno 15.3; 83.7/10.4 before the
+    // loss-count fix: see the docs.)
     let mut m = flow("madison", 0.1, 1);
     m.start = StartSpec::At(5.0);
     let mut spec = dumbbell(
