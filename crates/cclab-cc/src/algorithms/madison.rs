@@ -63,7 +63,8 @@
 //!    one packet time and remove the paper's "coarse-grained ACK clocking". As a safety net (the
 //!    transport arms no RTO when nothing is outstanding) quiescence also ends after 1 s.
 //! 9. **RTO** (not in the paper): the transport retransmits; S_target is kept; probing restarts (the
-//!    probe schedule and the RTT_avg window start afresh; RTT_min is kept). p is not changed.
+//!    probe schedule and the RTT_avg window start afresh; RTT_min is kept). The RTO is a loss event for
+//!    p (DECISION 11): a real sender knows a packet was lost.
 //! 10. **Back-solving n_D** (§3.4): when rule (d) is about to recompute S_target after a change made with
 //!     eq. (14), the achieved backlog b̂ (mean of the two b̄ that triggered it) is put into eq. (12) with
 //!     that change's S_old, S, X_xt and n_D. Case X_xt − (n_D − 1)·S_old > 0:
@@ -72,14 +73,27 @@
 //!     (n_D flows at rate S cannot carry more than the link). In overload the back-solve is usually
 //!     refused (U saturates at ≈ 1, so U_new − U ≈ 0); `nd_fallback = true` (off by default, not in the
 //!     paper) then sets n_D to the current eq. (11) n instead of keeping the old n_D.
-//! 11. **Loss events** are the transport's (RFC 6675 SACK loss detection, one per window, or an ECN
-//!     echo); `lost` = packets found lost at that moment (≥ 1). They are applied at the next probe ACK
-//!     (rule (b)). "Packets sent" counts every transmission.
+//! 11. **Lost packets and loss events** (§4.3 (2b) counts *packets*: p = (# lost + 1)/(# sent since
+//!     last loss + 1/p)). A packet counts as lost when the transport retransmits it (`SendCtx::retransmit`:
+//!     RFC 6675 SACK loss marks, retransmissions found lost again, NewReno partial ACKs, the RTO's
+//!     go-back), and is un-counted when the ACK of its *original* transmission arrives after the
+//!     retransmission left (the echoed flags lack RETX: a spurious retransmission, RFC 3522 Eifel
+//!     detection). RTO go-back retransmissions count: the go-back is paced at S_target, so a packet is
+//!     resent about one RTO after its original, which, if merely delayed, has by then been SACKed (and is
+//!     skipped) or is detected as spurious. A loss *event* is the transport's signal (at most one per
+//!     window of data) or an RTO; several before the next probe ACK are one. It is applied at the next
+//!     probe ACK (rule (b)) with the packets counted since it was signalled (≥ 1); packets of the same
+//!     episode found later (later SACKs, lost retransmissions, the RTO) — or proven spurious — *re-apply
+//!     that event* at the next probe ACK, p = (L + 1)/(q + 1/p_before) with its own q and p_before, so
+//!     the episode is charged once, in full, and p reacts within a probe spacing. Losses found with no
+//!     event applied (before the first, or after rule (c)) go to the next event. Before this the count
+//!     was the transport's `LossEvent::lost`, the packets found lost at the trigger only: p was 10-80×
+//!     below the link's drop fraction. "Packets sent" counts every transmission, retransmissions included.
 //! 12. **Rate floor** 1 packet per `probe_spacing_max` (100 ms): the closed forms never reach 0 (U < 1)
 //!     but may get tiny, and a flow must keep probing to notice that the path has cleared.
 //! 13. **b_target in rule (d)** is the current one (p may have changed since start-up).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
@@ -159,6 +173,150 @@ pub fn back_solve_n_d(
 /// previous one: (lost + 1)/(sent + 1/p).
 pub fn loss_rate_after_event(p: f64, lost: u64, sent: u64) -> f64 {
     (lost as f64 + 1.0) / (sent as f64 + 1.0 / p)
+}
+
+/// The applied loss event of an episode: what p was before it and how many packets had been sent
+/// since the event before, so it can be re-applied when more of its lost packets are found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Applied {
+    p_before: f64,
+    sent: u64,
+    lost: u64,
+}
+
+/// §4.3 (2b)/(2c) counting lost *packets* (DECISION 11). A packet is deemed lost when the transport
+/// retransmits it (SACK loss marks, lost retransmissions, NewReno partial ACKs, the RTO's go-back) and
+/// un-deemed when the ACK of its *original* transmission arrives after the retransmission was sent
+/// (the echoed flags lack RETX: the retransmission was spurious, RFC 3522 Eifel detection). A loss
+/// *event* (the transport's loss signal, or an RTO) opens an episode; it is applied at the next probe ACK
+/// with the packets lost in its episode so far; packets of the episode found lost (or spurious) later
+/// re-apply the same event, p = (L + 1)/(q + 1/p_before), at the next probe ACK.
+#[derive(Clone, Debug)]
+pub struct LossEstimator {
+    p: f64,
+    /// Packets sent since the last loss event was applied (q of rule (c)).
+    pub sent_since_loss: u64,
+    episode: u64,
+    /// Packets deemed lost in the current episode (before the first event: carried into it).
+    lost: u64,
+    /// A loss event signalled, not yet applied.
+    pending: bool,
+    /// The current episode's applied event (None before the first, and after rule (c)).
+    applied: Option<Applied>,
+    /// The previous episode's applied event and its final lost count, when that differs from what was
+    /// applied (late finds between its application and the next event): re-applied first.
+    revise_prev: Option<(Applied, u64)>,
+    /// Retransmitted sequence numbers → episode, until their ACK.
+    retx: BTreeMap<u64, u64>,
+}
+
+/// Retransmitted sequence numbers remembered for spurious-retransmission detection (an ACK lost on the
+/// reverse path would otherwise leave its entry for ever).
+const RETX_MEMORY: usize = 1 << 16;
+
+impl LossEstimator {
+    pub fn new(p: f64) -> Self {
+        LossEstimator {
+            p,
+            sent_since_loss: 0,
+            episode: 0,
+            lost: 0,
+            pending: false,
+            applied: None,
+            revise_prev: None,
+            retx: BTreeMap::new(),
+        }
+    }
+    pub fn p(&self) -> f64 {
+        self.p
+    }
+    /// Packets deemed lost in the current episode.
+    pub fn episode_lost(&self) -> u64 {
+        self.lost
+    }
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+    /// Start-up ends: p = p_init (the episode counts are kept).
+    fn reset_p(&mut self, p: f64) {
+        self.p = p;
+        self.applied = None;
+        self.revise_prev = None;
+    }
+    /// Every transmission.
+    pub fn on_send(&mut self, seq: u64, retransmit: bool) {
+        self.sent_since_loss += 1;
+        if retransmit {
+            self.lost += 1;
+            self.retx.insert(seq, self.episode);
+            if self.retx.len() > RETX_MEMORY {
+                self.retx.pop_first();
+            }
+        }
+    }
+    /// Every ACK: `seq` and `fl` are the sequence number and echoed flags of the packet that triggered it.
+    pub fn on_ack(&mut self, seq: u64, fl: u8) {
+        if let Some(ep) = self.retx.remove(&seq) {
+            if fl & flags::RETX == 0 && ep == self.episode {
+                // The original arrived: the retransmission was not needed, the packet was not lost.
+                self.lost = self.lost.saturating_sub(1);
+            }
+        }
+    }
+    /// A loss event (the transport's loss signal or an RTO). Several before the next probe ACK are one.
+    pub fn on_event(&mut self) {
+        if self.pending {
+            return;
+        }
+        let carried = match self.applied.take() {
+            Some(a) => {
+                let fin = self.lost.max(1);
+                if fin != a.lost {
+                    self.revise_prev = Some((a, fin));
+                }
+                0
+            }
+            None => self.lost, // losses found before any event (or after rule (c)) belong to this one
+        };
+        self.episode += 1;
+        self.lost = carried;
+        self.pending = true;
+    }
+    /// Rules (b) and (c) at a probe ACK; true when p changed.
+    pub fn on_probe_ack(&mut self) -> bool {
+        if self.pending {
+            if let Some((a, fin)) = self.revise_prev.take() {
+                self.p = loss_rate_after_event(a.p_before, fin, a.sent);
+            }
+            let a = Applied {
+                p_before: self.p,
+                sent: self.sent_since_loss,
+                lost: self.lost.max(1),
+            };
+            self.p = loss_rate_after_event(a.p_before, a.lost, a.sent);
+            self.applied = Some(a);
+            self.pending = false;
+            self.sent_since_loss = 0;
+            return true;
+        }
+        if let Some(a) = self.applied.as_mut() {
+            let l = self.lost.max(1);
+            if l != a.lost {
+                a.lost = l;
+                self.p = loss_rate_after_event(a.p_before, l, a.sent);
+                return true;
+            }
+        }
+        let q = self.sent_since_loss as f64;
+        if q > 10.0 / self.p {
+            self.p = 1.0 / q;
+            // The event is long past: later finds (rare) wait for the next event.
+            self.applied = None;
+            self.lost = 0;
+            return true;
+        }
+        false
+    }
 }
 
 /// §4.2: the desired average probe spacing (ms), tProbe*·a clamped to [min, max].
@@ -355,10 +513,7 @@ pub struct Madison {
     rtts: VecDeque<(Nanos, f64)>,
 
     // ---- loss-rate estimator
-    p: f64,
-    sent_since_loss: u64,
-    lost_pending: u64,
-    loss_pending: bool,
+    loss: LossEstimator,
 
     // ---- control
     b_target: f64,
@@ -420,10 +575,7 @@ impl Madison {
             c_est: (cfg.capacity_mbps > 0.0).then_some(cfg.capacity_mbps),
             rtt_min: f64::INFINITY,
             rtts: VecDeque::new(),
-            p,
-            sent_since_loss: 0,
-            lost_pending: 0,
-            loss_pending: false,
+            loss: LossEstimator::new(p),
             b_target: b,
             s: 0.0,
             n_d: 1.0,
@@ -459,7 +611,7 @@ impl Madison {
         self.b_target
     }
     pub fn p(&self) -> f64 {
-        self.p
+        self.loss.p()
     }
     pub fn n_d(&self) -> f64 {
         self.n_d
@@ -560,8 +712,8 @@ impl Madison {
             self.cfg.probe_spacing_min * 1e3,
             self.cfg.probe_spacing_max * 1e3,
         );
-        self.p = self.cfg.p_init;
-        self.b_target = b_target(self.p, self.cfg.ratio, self.cfg.p_min);
+        self.loss.reset_p(self.cfg.p_init);
+        self.b_target = b_target(self.loss.p(), self.cfg.ratio, self.cfg.p_min);
         self.phase = Phase::First;
         self.ready.clear();
         self.allowance = 0;
@@ -635,21 +787,9 @@ impl Madison {
         if self.recompute_pending && now >= self.last_change + self.t_change() {
             self.recompute(now);
         }
-        if self.loss_pending {
-            // (b) a loss event: p = (lost + 1)/(sent since last loss + 1/p); reset both counters.
-            self.p = loss_rate_after_event(self.p, self.lost_pending, self.sent_since_loss);
-            self.loss_pending = false;
-            self.lost_pending = 0;
-            self.sent_since_loss = 0;
-            self.b_target = b_target(self.p, self.cfg.ratio, self.cfg.p_min);
-            self.request_recompute(now);
-            return;
-        }
-        let q = self.sent_since_loss as f64;
-        if q > 10.0 / self.p {
-            // (c) no loss for long: p = 1/q.
-            self.p = 1.0 / q;
-            self.b_target = b_target(self.p, self.cfg.ratio, self.cfg.p_min);
+        // (b) a loss event (or more lost packets of the current one, DECISION 11), else (c).
+        if self.loss.on_probe_ack() {
+            self.b_target = b_target(self.loss.p(), self.cfg.ratio, self.cfg.p_min);
             self.request_recompute(now);
             return;
         }
@@ -777,7 +917,7 @@ impl CongestionControl for Madison {
     }
 
     fn on_send(&mut self, ctx: &mut SendCtx) {
-        self.sent_since_loss += 1;
+        self.loss.on_send(ctx.seq, ctx.retransmit);
         let now = ctx.now;
         if ctx.flags & flags::PAIR_SECOND != 0 {
             ctx.flags |= flags::ACK_NOW;
@@ -840,6 +980,7 @@ impl CongestionControl for Madison {
             self.rtt_min = self.rtt_min.min(r); // DECISION 1
         }
         self.on_pair_ack(ack);
+        self.loss.on_ack(ack.acked_seq, ack.acked_flags);
         if ack.in_flight == 0 {
             self.expected.clear(); // everything is acknowledged: no probe is still expected
         }
@@ -868,15 +1009,15 @@ impl CongestionControl for Madison {
         }
     }
 
-    fn on_loss(&mut self, ev: &LossEvent) {
-        // DECISION 11: applied at the next probe ACK, rule (b).
-        self.loss_pending = true;
-        self.lost_pending += (ev.lost as u64).max(1);
+    fn on_loss(&mut self, _ev: &LossEvent) {
+        // DECISION 11: applied at the next probe ACK, rule (b); lost packets are counted in on_send.
+        self.loss.on_event();
     }
 
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         let now = ev.now;
         self.quiesced = false;
+        self.loss.on_event(); // DECISION 9/11: the RTO is a loss event
         match self.phase {
             // The first packet (our SYN) is resent by the transport: let it go.
             Phase::Handshake => self.allowance = self.allowance.max(1),
@@ -974,7 +1115,7 @@ impl CongestionControl for Madison {
         ));
         out.push(("S_target", if self.s > 0.0 { self.s } else { nan }));
         out.push(("b_target", self.b_target));
-        out.push(("p", self.p));
+        out.push(("p", self.loss.p()));
         out.push(("C_est", self.c_est.unwrap_or(nan)));
         out.push(("rtt_avg", self.rtt_avg_ms().map_or(nan, |x| x / 1e3)));
         out.push((
@@ -1202,33 +1343,98 @@ mod tests {
         assert!((loss_rate_after_event(1e-4, 1, 5000) - 2.0 / 15000.0).abs() < 1e-15);
         let (mut m, _, mut now) = started(100.0, 100.0);
         assert_eq!(m.p(), 1e-4);
-        // A loss event of 2 packets, applied at the next probe ACK.
-        m.sent_since_loss = 8000;
+        // A loss event of 2 packets (counted from the two retransmissions), applied at the next probe ACK.
+        m.loss.sent_since_loss = 7998;
         m.on_loss(&LossEvent {
-            lost: 2,
+            lost: 1, // the transport's count at the trigger is not used (DECISION 11)
             ..Default::default()
         });
+        for seq in [10, 11] {
+            m.on_send(&mut SendCtx {
+                seq,
+                retransmit: true,
+                ..Default::default()
+            });
+        }
         assert_eq!(m.p(), 1e-4, "applied at the next probe ACK, not at once");
         now += 300 * NS_PER_MS;
         m.on_probe_ack(now, now - 100 * NS_PER_MS, 100.0);
         assert!((m.p() - 3.0 / 18000.0).abs() < 1e-15, "{}", m.p());
-        assert_eq!(m.sent_since_loss, 0);
+        assert_eq!(m.loss.sent_since_loss, 0);
         assert!((m.b_target() - b_target(3.0 / 18000.0, RATIO, P_MIN)).abs() < 1e-12);
         // (2c): q > 10/p → p = 1/q (here below p_min: b_target = 10).
-        m.sent_since_loss = 60_001;
+        m.loss.sent_since_loss = 60_001;
         now += 300 * NS_PER_MS;
         m.on_probe_ack(now, now - 100 * NS_PER_MS, 100.0);
         assert!((m.p() - 1.0 / 60_001.0).abs() < 1e-18);
         assert!((m.b_target() - 10.0105).abs() < 1e-3);
         // Not yet > 10/p: unchanged.
         let p = m.p();
-        m.sent_since_loss = 600_000;
+        m.loss.sent_since_loss = 600_000;
         now += 300 * NS_PER_MS;
         m.on_probe_ack(now, now - 100 * NS_PER_MS, 100.0);
         assert_eq!(m.p(), p);
         let mut out = Vec::new();
         m.state(&mut out);
         assert!(out.iter().any(|&(k, v)| k == "p" && v == p));
+    }
+
+    #[test]
+    fn lost_packets_of_an_episode_found_at_different_times() {
+        // DECISION 11: every retransmission is a lost packet; those found after the event was applied
+        // re-apply the same event; a retransmission whose original is then ACKed was spurious.
+        let mut e = LossEstimator::new(1e-4);
+        let (mut seq, retx) = (0u64, |e: &mut LossEstimator, s: u64| e.on_send(s, true));
+        let mut send = |e: &mut LossEstimator, n: u64| {
+            for _ in 0..n {
+                e.on_send(seq, false);
+                seq += 1;
+            }
+        };
+        send(&mut e, 9000);
+        // SACK finds packet 100 lost: the loss event, then its retransmission.
+        e.on_event();
+        retx(&mut e, 100);
+        assert!(e.on_probe_ack());
+        let (q1, p1) = (9001, 2.0 / (9001.0 + 1e4));
+        assert!((e.p() - p1).abs() < 1e-15, "{}", e.p());
+        // Within the same recovery: 3 more holes found by later SACKs, and one retransmission lost again
+        // (5 retransmissions in all), all before the next event.
+        for s in [101, 105, 107, 100] {
+            retx(&mut e, s);
+        }
+        send(&mut e, 50);
+        assert!(e.on_probe_ack(), "the event is re-applied");
+        let p2 = 6.0 / (q1 as f64 + 1e4);
+        assert!((e.p() - p2).abs() < 1e-15, "{} vs {p2}", e.p());
+        assert!(!e.on_probe_ack(), "nothing new: unchanged");
+        // The original of 107 arrives after its retransmission was sent (ACK without RETX): spurious.
+        e.on_ack(107, 0);
+        e.on_ack(105, flags::RETX); // the retransmission of 105 arrived: it was lost
+        assert!(e.on_probe_ack());
+        assert!((e.p() - 5.0 / (q1 as f64 + 1e4)).abs() < 1e-15);
+        // One more hole of this episode found, then (before the next probe ACK) a new event with 2
+        // retransmissions: the late find re-applies the old event first, then the new one applies.
+        retx(&mut e, 109);
+        send(&mut e, 3000);
+        let q2 = e.sent_since_loss;
+        e.on_event();
+        e.on_event(); // a second signal before the probe ACK is the same event
+        retx(&mut e, 9500);
+        retx(&mut e, 9501);
+        assert!(e.on_probe_ack());
+        let p_old = 6.0 / (q1 as f64 + 1e4);
+        let want = 3.0 / ((q2 + 2) as f64 + 1.0 / p_old); // q counts the 2 retransmissions too
+        assert!((e.p() - want).abs() < 1e-15, "{} vs {want}", e.p());
+        // An RTO is an event too; its go-back retransmissions are its packets.
+        send(&mut e, 400);
+        e.on_event();
+        for s in 9600..9610 {
+            retx(&mut e, s);
+        }
+        let (pb, q3) = (e.p(), e.sent_since_loss);
+        assert!(e.on_probe_ack());
+        assert!((e.p() - 11.0 / (q3 as f64 + 1.0 / pb)).abs() < 1e-15);
     }
 
     #[test]
@@ -1303,7 +1509,7 @@ mod tests {
         let (mut m, _, t0) = started(100.0, 100.0);
         let s0 = m.s_target();
         // A loss event 50 ms after the first rate: p rises, the recompute is deferred.
-        m.sent_since_loss = 1000;
+        m.loss.sent_since_loss = 1000;
         m.on_loss(&LossEvent {
             lost: 5,
             ..Default::default()
