@@ -8,12 +8,14 @@
 //!   (slow start, Reno increase) that algorithms call instead of copying.
 //! * [`algorithms`]: one file per sender algorithm; [`registry::build_sender`] maps names to them.
 //! * [`aqm`]: queue disciplines (drop-tail, RED, MaxNet price AQM) behind [`aqm::QueueDiscipline`].
+//! * [`packet_pair`]: packet-pair capacity samples (Libra, Madison).
 //! * [`params`]: typed reading of a scenario's `params` table with "unknown parameter" errors.
 
 pub mod algorithms;
 pub mod aqm;
 pub mod cc;
 pub mod maxnet_wire;
+pub mod packet_pair;
 pub mod params;
 pub mod registry;
 pub mod rng;

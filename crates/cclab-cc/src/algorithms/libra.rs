@@ -55,6 +55,7 @@ use std::collections::VecDeque;
 use crate::cc::{
     flags, reno_increase, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent,
 };
+use crate::packet_pair::PairMatcher;
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{self, Nanos, NS_PER_MS};
 
@@ -106,7 +107,7 @@ pub struct Libra {
     // ---- capacity estimation
     samples: VecDeque<f64>,
     c_est: Option<f64>,
-    pending_first: Option<(u64, Nanos)>,
+    pairs: PairMatcher,
     next_pair: Nanos,
     // ---- α = S·P as last computed (for the time series)
     s: f64,
@@ -168,7 +169,7 @@ impl Libra {
             t_max: 0.0,
             samples: VecDeque::new(),
             c_est: None,
-            pending_first: None,
+            pairs: PairMatcher::default(),
             next_pair: 0,
             s: 0.0,
             p: 1.0,
@@ -240,22 +241,13 @@ impl Libra {
     }
 
     fn on_pair_ack(&mut self, ack: &AckSample) {
-        if ack.acked_flags & flags::PAIR_FIRST != 0 {
-            self.pending_first = Some((ack.acked_seq, ack.rx_time));
-        }
-        if ack.acked_flags & flags::PAIR_SECOND != 0 {
-            if let Some((seq, rx)) = self.pending_first.take() {
-                if seq + 1 == ack.acked_seq && ack.rx_time > rx {
-                    let bits = (ack.acked_bytes + self.header_bytes) as f64 * 8.0;
-                    let mbps = bits / time::to_secs(ack.rx_time - rx) / 1e6;
-                    self.samples.push_back(mbps);
-                    while self.samples.len() > self.pair_window {
-                        self.samples.pop_front();
-                    }
-                    // DECISION 3: the least-disturbed (narrowest) dispersion of the window.
-                    self.c_est = self.samples.iter().copied().reduce(f64::max);
-                }
+        if let Some(bps) = self.pairs.on_ack(ack, self.header_bytes) {
+            self.samples.push_back(bps / 1e6);
+            while self.samples.len() > self.pair_window {
+                self.samples.pop_front();
             }
+            // DECISION 3: the least-disturbed (narrowest) dispersion of the window.
+            self.c_est = self.samples.iter().copied().reduce(f64::max);
         }
     }
 }

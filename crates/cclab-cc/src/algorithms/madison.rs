@@ -96,6 +96,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
+use crate::packet_pair::PairMatcher;
 use crate::params::{ParamError, ParamReader, Params};
 use crate::registry::SenderEnv;
 use crate::rng::{self, SimRng};
@@ -503,7 +504,7 @@ pub struct Madison {
     // ---- capacity (DECISION 4)
     pair_samples: Vec<f64>,
     pairs_sent: u32,
-    pending_first: Option<(u64, Nanos)>,
+    pairs: PairMatcher,
     next_pair: Nanos,
     c_est: Option<f64>,
 
@@ -570,7 +571,7 @@ impl Madison {
             pair_second_due: false,
             pair_samples: Vec::new(),
             pairs_sent: 0,
-            pending_first: None,
+            pairs: PairMatcher::default(),
             next_pair: 0,
             c_est: (cfg.capacity_mbps > 0.0).then_some(cfg.capacity_mbps),
             rtt_min: f64::INFINITY,
@@ -866,19 +867,11 @@ impl Madison {
     }
 
     fn on_pair_ack(&mut self, ack: &AckSample) {
-        if ack.acked_flags & flags::PAIR_FIRST != 0 {
-            self.pending_first = Some((ack.acked_seq, ack.rx_time));
-        }
-        if ack.acked_flags & flags::PAIR_SECOND != 0 {
-            if let Some((seq, rx)) = self.pending_first.take() {
-                if seq + 1 == ack.acked_seq && ack.rx_time > rx {
-                    let kbits = (ack.acked_bytes + self.header_bytes) as f64 * 8.0 / 1e3;
-                    let ms = (ack.rx_time - rx) as f64 / NS_PER_MS as f64;
-                    self.pair_samples.push(kbits / ms);
-                    if self.cfg.capacity_mbps <= 0.0 {
-                        self.c_est = Some(median(&self.pair_samples));
-                    }
-                }
+        if let Some(bps) = self.pairs.on_ack(ack, self.header_bytes) {
+            // C in Mbit/s (= kbit/ms, the paper's unit).
+            self.pair_samples.push(bps / 1e6);
+            if self.cfg.capacity_mbps <= 0.0 {
+                self.c_est = Some(median(&self.pair_samples));
             }
         }
     }
