@@ -260,7 +260,7 @@ mod tests {
             r.handle_data(k, &seg(seq));
             let a = r.poll_ack(k).unwrap();
             let mut all: Vec<&Range> = r.ooo.iter().collect();
-            all.sort_by(|p, q| q.last_update.cmp(&p.last_update));
+            all.sort_by_key(|q| std::cmp::Reverse(q.last_update));
             let want: Vec<SackBlock> =
                 all.iter().take(MAX_SACK_BLOCKS).map(|g| SackBlock { start: g.start, end: g.end }).collect();
             assert_eq!(&a.sack[..a.n_sack as usize], &want[..], "after {k} arrivals");

@@ -77,7 +77,7 @@ impl Pair {
         }
         while let Some(a) = self.r.poll_ack(self.now) {
             self.acks_seen += 1;
-            if self.drop_every_nth_ack > 0 && self.acks_seen % self.drop_every_nth_ack == 0 {
+            if self.drop_every_nth_ack > 0 && self.acks_seen.is_multiple_of(self.drop_every_nth_ack) {
                 continue;
             }
             self.acks.push((self.now + self.delay, a));
