@@ -315,3 +315,29 @@ def test_cli_without_the_binary_says_so(tmp_path):
     assert "real datapath unavailable" in r.stderr and "Traceback" not in r.stderr
     r = cli("net", "check", env=env)
     assert r.returncode == 1 and r.stdout.startswith("unavailable:")
+
+
+# ---- loopback mode (no root: the emulator as a UDP relay on 127.0.0.1) ----
+
+needs_binary = pytest.mark.skipif(net.find_binary() is None, reason="no cclab-net binary (make build)")
+
+
+@needs_binary
+def test_cli_net_run_loopback(tmp_path):
+    # 20 Mbit/s, RTT 40 ms, 2·BDP buffer, 3 s, window 1-3 s: the Rust test's configuration, shorter.
+    d = dumbbell("lo", [{"cc": "newreno", "rtt": "40ms"}], "20Mbps", 3, 1, buffer="2BDP")
+    r = cli("net", "run", str(write(tmp_path, d)), "--loopback", "--out", str(tmp_path / "lo"), "-q", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "lo" / "summary.json").read_text())
+    assert s["net"]["mode"] == "loopback" and s["net"]["emulator"]["foreign"] == 0
+    f = s["flows"][0]
+    # Payload ceiling 20 Mbit/s × 1440/1500 = 19.2 Mbit/s; 3 % as in crates/cclab-net/tests/loopback.rs
+    # (measured 19.19-19.20 there, and in the namespace mode on the same spec).
+    assert rel(f["goodput_bps"], 19.2e6) < 0.03, f["goodput_bps"]
+    ts = pd.read_parquet(tmp_path / "lo" / "timeseries.parquet")
+    assert (ts["kind"] == "flow").sum() == 31
+    # Kernel TCP cannot be relayed: refused before anything runs, naming the field.
+    d["flows"][0]["cc"] = "kernel:cubic"
+    r = cli("net", "run", str(write(tmp_path, d)), "--loopback", "--out", str(tmp_path / "k"))
+    assert r.returncode == 2 and r.stderr.startswith("error: flows[0].cc:"), r.stderr
+    assert not (tmp_path / "k").exists()

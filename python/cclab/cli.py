@@ -100,9 +100,13 @@ def net_group() -> None:
 @click.option("--seed", type=int, default=None, help="override the scenario's seed")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
-def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool) -> None:
+@click.option("--loopback", is_flag=True,
+              help="no root: our transport on 127.0.0.1 through the emulator as a UDP relay (no kernel TCP)")
+def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool,
+                loopback: bool) -> None:
     """Run SCENARIO (TOML) on the real datapath, in real time, and write the same summary.json,
-    timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP)."""
+    timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP),
+    except with --loopback (no namespaces, no root needed; docs/real-datapath.md, Loopback mode)."""
     from . import net
 
     try:
@@ -110,7 +114,7 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         if seed is not None and seed < 0:
             raise ScenarioError([("--seed", f"must be >= 0, got {seed}")])
         out = out or Path("results") / f"{sc.name}-net"
-        res = net.run(sc, out, seed=seed, progress=not quiet, plots=not no_plots)
+        res = net.run(sc, out, seed=seed, progress=not quiet, plots=not no_plots, loopback=loopback)
     except ScenarioError as e:
         _fail(e)
         return
@@ -142,6 +146,9 @@ def net_check_cmd() -> None:
 
     ok, reason = net.check()
     click.echo(("available: " if ok else "unavailable: ") + reason)
+    if not ok:
+        click.echo("loopback mode (`cclab net run --loopback`: our transport on 127.0.0.1, no root) "
+                   "needs only the cclab-net binary")
     sys.exit(0 if ok else 1)
 
 

@@ -7,6 +7,10 @@ emulator between them and runs the flows on real sockets in real time. Its resul
 :class:`~cclab.runner.Result` as a simulation — summary.json with the same keys (``net`` in place of
 ``sim``), timeseries.parquet with the same columns, the same plots — so one command compares the two.
 
+Without root (or namespaces), ``loopback=True`` / ``cclab net run --loopback`` runs our transport on
+127.0.0.1 through the same emulator acting as a UDP relay (no kernel TCP). It is never chosen
+automatically: it is a different measurement set-up, so the caller opts in (docs/real-datapath.md).
+
 The binary is found through ``CCLAB_NET_BIN``, then ``cclab-net`` on ``PATH``, then beside this
 Python's interpreter (``make build`` copies it into the venv), then ``<repo>/target/release/cclab-net``.
 """
@@ -100,11 +104,19 @@ def check() -> tuple[bool, str]:
     return False, str(info.get("reason") or "unavailable")
 
 
-def validate(sc: Scenario, spec: Optional[dict] = None) -> dict[str, Any]:
+def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = False) -> dict[str, Any]:
     """Checks ``sc`` against what the real datapath can run and returns its resolved spec. Raises one
-    :class:`ScenarioError` listing every problem, each naming the scenario field and what is allowed."""
+    :class:`ScenarioError` listing every problem, each naming the scenario field and what is allowed.
+    ``loopback``: also refuse what loopback mode cannot run (kernel TCP)."""
     spec = spec if spec is not None else sc.to_spec(datapath="net")
     errors: list[tuple[str, str]] = []
+    if loopback:
+        seen = set()
+        for f in spec["flows"]:
+            if f["cc"].startswith("kernel:") and f["group"] not in seen:
+                seen.add(f["group"])
+                errors.append((f"flows[{f['group']}].cc", f"{_show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
+                                                          "loopback mode runs our transport only"))
     topo = sc.topology
     if not isinstance(topo, Dumbbell):
         errors.append(("topology.kind", f"the real datapath runs a dumbbell only (two hosts, one bottleneck), "
@@ -145,14 +157,16 @@ def run(
     seed: Optional[int] = None,
     progress: bool = True,
     plots: bool = True,
+    loopback: bool = False,
 ) -> Result:
     """Runs a scenario on the real datapath (real sockets through the link emulator, in real time: a
     30 s scenario takes ~30 s). Same arguments and :class:`Result` as :func:`cclab.run`; ``out`` gets
     summary.json, timeseries.parquet, spec.json and the plots. Raises :class:`ScenarioError` for what
     the real datapath cannot run, :class:`NetUnavailable` when it cannot run here, and
-    :class:`NetInterrupted` (carrying the partial result) on Ctrl-C."""
+    :class:`NetInterrupted` (carrying the partial result) on Ctrl-C. ``loopback``: no namespaces, no root —
+    our transport on 127.0.0.1 through the emulator as a UDP relay (kernel TCP is refused)."""
     sc = _as_scenario(scenario)
-    spec = validate(sc, sc.to_spec(seed=seed, datapath="net"))
+    spec = validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
     binary = _need_binary()
     with tempfile.TemporaryDirectory(prefix="cclab-net-") as tmp:
         res_path = Path(tmp) / "result.json"
@@ -160,7 +174,8 @@ def run(
         with open(err_path, "w+") as err:
             # A session of its own: a terminal Ctrl-C reaches only us, and we forward it exactly once,
             # so the child's partial result is always collected before we exit.
-            proc = subprocess.Popen([binary, "run", "--spec", "-", "--out", str(res_path)], stdin=subprocess.PIPE,
+            argv = [binary, "run", "--spec", "-", "--out", str(res_path)] + (["--loopback"] if loopback else [])
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
                                     preexec_fn=_die_with_parent)
             interrupted = False

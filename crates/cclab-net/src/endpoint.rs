@@ -325,10 +325,10 @@ fn sender_env(f: &FlowSpec, seed: u64) -> SenderEnv {
 
 /// Socket options both ends use: large buffers (a window of a 200 Mbit/s × 200 ms path fits), so the
 /// socket is never the bottleneck the emulator is meant to be.
+/// Without CAP_NET_ADMIN (loopback mode as a normal user) the buffers are capped by
+/// `net.core.{w,r}mem_max` instead.
 fn tune(sock: &UdpSocket) -> io::Result<()> {
-    let fd = sock.as_raw_fd();
-    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 8 << 20)?;
-    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)?;
+    crate::emulator::relay::big_buffers(sock)?;
     sock.set_nonblocking(true)
 }
 
@@ -371,6 +371,11 @@ impl ReceiverSetup {
             .b
             .ns
             .run_in(|| UdpSocket::bind((hosts.b.addr, port)))??;
+        Self::from_socket(sock, f, flow_id)
+    }
+
+    /// A receiver on an already bound socket (loopback mode: 127.0.0.1, any port).
+    pub fn from_socket(sock: UdpSocket, f: &FlowSpec, flow_id: u32) -> io::Result<ReceiverSetup> {
         tune(&sock)?;
         sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
         Ok(ReceiverSetup {
@@ -405,11 +410,23 @@ impl SenderSetup {
         flow_id: u32,
         run_seed: u64,
     ) -> io::Result<SenderSetup> {
+        let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
+        Self::from_socket(sock, f, cc, dst, flow_id, run_seed)
+    }
+
+    /// A sender on an already bound socket (loopback mode: 127.0.0.1, `dst` = the relay's side A).
+    pub fn from_socket(
+        sock: UdpSocket,
+        f: &FlowSpec,
+        cc: &str,
+        dst: SocketAddr,
+        flow_id: u32,
+        run_seed: u64,
+    ) -> io::Result<SenderSetup> {
         // The same per-flow seed as the simulator gives flow `flow_id` (its index in the spec).
         let env = sender_env(f, flow_seed(run_seed, flow_id as u64));
         let built = build_sender(cc, &f.params, &env)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
         tune(&sock)?;
         sock.connect(dst)?;
         if f.transport.ecn {

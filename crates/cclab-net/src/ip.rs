@@ -216,6 +216,30 @@ pub fn build_udp(
     p
 }
 
+/// Writes an IPv4 + UDP header (28 bytes) in front of the payload already at `p[28..]`, in place: the
+/// loopback relay's synthetic packet. The IP header checksum is computed; the UDP checksum is 0 ("none",
+/// RFC 768), which the emulator's incremental fixes keep at 0 — the payload is unwrapped again before it
+/// is sent, and the kernel computes a fresh checksum for that datagram. Panics if `p` is shorter than 28
+/// bytes or longer than 65535.
+pub fn wrap_udp_header(p: &mut [u8], src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, tos: u8) {
+    let total = p.len();
+    assert!((28..=65535).contains(&total));
+    p[..28].fill(0);
+    p[0] = 0x45;
+    p[1] = tos;
+    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    p[6] = 0x40; // DF
+    p[8] = 64;
+    p[9] = PROTO_UDP;
+    p[12..16].copy_from_slice(&src);
+    p[16..20].copy_from_slice(&dst);
+    let hc = internet_checksum(&p[..20]);
+    p[10..12].copy_from_slice(&hc.to_be_bytes());
+    p[20..22].copy_from_slice(&sport.to_be_bytes());
+    p[22..24].copy_from_slice(&dport.to_be_bytes());
+    p[24..26].copy_from_slice(&((total - 20) as u16).to_be_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +289,35 @@ mod tests {
             // the IP header still verifies (inspect checks it) and carries CE
             assert_eq!(inspect(&p).unwrap().ecn, ECN_CE);
         }
+    }
+
+    #[test]
+    fn wrapped_header_inspects_like_a_real_packet() {
+        let payload = Repr {
+            flow_id: 3,
+            body: Body::Data(DataSegment {
+                seq: 9,
+                payload: 100,
+                ect: true,
+                ..Default::default()
+            }),
+        }
+        .to_vec();
+        let mut p = vec![0u8; 28];
+        p.extend_from_slice(&payload);
+        wrap_udp_header(&mut p, [10, 77, 0, 1], [10, 77, 0, 2], 20003, 40003, 0b10);
+        let i = inspect(&p).unwrap();
+        assert_eq!(
+            (i.len as usize, i.src_port, i.dst_port, i.ecn),
+            (p.len(), 20003, 40003, 0b10)
+        );
+        let h = i.ours.unwrap();
+        set_router_field(&mut p, &h, 0x123);
+        set_ce(&mut p);
+        // UDP checksum "none" stays none; the IP header still verifies
+        assert_eq!(u16::from_be_bytes([p[26], p[27]]), 0);
+        assert_eq!(inspect(&p).unwrap().ecn, ECN_CE);
+        assert_eq!(&p[28 + 32..], &payload[32..]);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! `cclab-net`: the real datapath's command line, called by Python's `cclab net run` (JSON in, JSON out).
 //!
 //! ```text
-//! cclab-net run --spec SPEC.json [--out RESULT.json]   run a RunSpec (JSON; "-" = stdin); result JSON to
-//!                                                      --out or stdout; progress and errors on stderr
+//! cclab-net run --spec SPEC.json [--out RESULT.json] [--loopback]
+//!                                                      run a RunSpec (JSON; "-" = stdin); result JSON to
+//!                                                      --out or stdout; progress and errors on stderr.
+//!                                                      --loopback: no namespaces, no root: our transport
+//!                                                      on 127.0.0.1 through the emulator as a UDP relay
 //! cclab-net check                                      {"available": bool, "reason": ...} on stdout
 //! cclab-net algorithms                                 {"ours": [...], "kernel": [...]} on stdout
 //! cclab-net cleanup                                    remove named cclab-* namespaces and cclab* devices
@@ -38,7 +41,7 @@ fn install_signal_handlers() {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cclab-net run --spec SPEC.json [--out RESULT.json] | check | algorithms | cleanup"
+        "usage: cclab-net run --spec SPEC.json [--out RESULT.json] [--loopback] | check | algorithms | cleanup"
     );
     ExitCode::from(2)
 }
@@ -83,12 +86,13 @@ fn main() -> ExitCode {
 }
 
 fn cmd_run(args: &[String]) -> ExitCode {
-    let (mut spec_path, mut out) = (None, None);
+    let (mut spec_path, mut out, mut mode) = (None, None, run::Mode::Tun);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--spec" => spec_path = it.next().cloned(),
             "--out" => out = it.next().cloned(),
+            "--loopback" => mode = run::Mode::Loopback,
             _ => return usage(),
         }
     }
@@ -119,7 +123,7 @@ fn cmd_run(args: &[String]) -> ExitCode {
         }
     };
     install_signal_handlers();
-    let res = run::run(&spec, &INTERRUPTED, |[a, b]| {
+    let res = run::run_with(&spec, mode, &INTERRUPTED, |[a, b]| {
         eprintln!(
             "cclab-net: hosts ready (netns net:[{a}] net:[{b}], pid {})",
             std::process::id()

@@ -152,6 +152,8 @@ pub struct LinkResult {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct NetInfo {
+    /// "tun" (namespaces) or "loopback" (UDP relay on 127.0.0.1).
+    pub mode: &'static str,
     pub wall_s: f64,
     pub emulator: LoopStats,
     pub ingress: emulator::IngressCounters,
@@ -256,22 +258,68 @@ fn nearest(ts: &[f64], t: f64) -> usize {
     best
 }
 
-/// Runs `spec` in real time. `interrupt` (set by a signal handler) ends the run early; the result then
-/// says `interrupted`. Everything created is gone when this returns, whatever happened (the namespaces
-/// are anonymous, see [`crate::hosts`]). `on_ready` is called once the hosts exist (with the namespace
-/// inode numbers), before any flow starts.
+/// How the hosts are connected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Two network namespaces with TUN devices (root).
+    Tun,
+    /// Loopback: every endpoint on 127.0.0.1, the emulator as a UDP relay between them
+    /// ([`crate::emulator::relay`]); no root needed, our transport only.
+    Loopback,
+}
+
+/// What loopback mode cannot run (besides [`validate`]): kernel TCP, which would need the TUN mode's
+/// IP-level forwarding. The error names the field.
+pub fn validate_loopback(spec: &RunSpec) -> Result<(), RunError> {
+    for (i, f) in spec.flows.iter().enumerate() {
+        if let FlowKind::Kernel(_) = flow_kind(&f.cc) {
+            return Err(RunError::Spec(format!(
+                "flows[{i}].cc: {:?} (Linux TCP) needs the namespace mode; loopback mode relays UDP \
+                 datagrams and runs our transport only (any algorithm of `cclab-net algorithms` \
+                 \"ours\")",
+                f.cc
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `spec` in real time in the namespace (TUN) mode: see [`run_with`].
 pub fn run(
     spec: &RunSpec,
     interrupt: &AtomicBool,
     on_ready: impl FnOnce([u64; 2]),
 ) -> Result<RunResult, RunError> {
+    run_with(spec, Mode::Tun, interrupt, on_ready)
+}
+
+/// Runs `spec` in real time. `interrupt` (set by a signal handler) ends the run early; the result then
+/// says `interrupted`. Everything created is gone when this returns, whatever happened (the namespaces
+/// are anonymous, see [`crate::hosts`]). `on_ready` is called once the hosts exist (with the namespace
+/// inode numbers), before any flow starts; in loopback mode there are no hosts and it is not called.
+pub fn run_with(
+    spec: &RunSpec,
+    mode: Mode,
+    interrupt: &AtomicBool,
+    on_ready: impl FnOnce([u64; 2]),
+) -> Result<RunResult, RunError> {
     validate(spec)?;
-    if let Some(why) = sys::unavailable_reason() {
-        return Err(RunError::Unavailable(why));
+    if mode == Mode::Loopback {
+        validate_loopback(spec)?;
+    } else if let Some(why) = sys::unavailable_reason() {
+        return Err(RunError::Unavailable(format!(
+            "{why}; `--loopback` runs our transport without root (docs/real-datapath.md, Loopback mode)"
+        )));
     }
     let wall = Instant::now();
-    let hosts = Dumbbell::create()?;
-    on_ready([hosts.a.ns.inode(), hosts.b.ns.inode()]);
+    let hosts = match mode {
+        Mode::Tun => {
+            let h = Dumbbell::create()?;
+            on_ready([h.a.ns.inode(), h.b.ns.inode()]);
+            Some(h)
+        }
+        Mode::Loopback => None,
+    };
     let packet_size = spec.flows.first().map_or(1500, |f| f.transport.packet_size);
     let mut emu = Emulator::new(
         LinkConfig::from_spec(&spec.links[0], packet_size),
@@ -287,8 +335,38 @@ pub fn run(
         );
     }
     let sample_every = from_secs(spec.sample_interval).max(1_000_000);
+    // Loopback: every endpoint is bound here, before the relay starts, so the relay knows each flow's
+    // real addresses (flow i: sender → relay side A, relay side B → receiver).
+    let mut prebound: Vec<Option<(crate::endpoint::ReceiverSetup, crate::endpoint::SenderSetup)>> =
+        Vec::new();
+    let relay = if mode == Mode::Loopback {
+        let mut relay = emulator::relay::Relay::bind()?;
+        let to_relay = SocketAddr::V4(relay.sender_side()?);
+        for (i, f) in spec.flows.iter().enumerate() {
+            let FlowKind::Ours(name) = flow_kind(&f.cc) else {
+                unreachable!("validate_loopback refuses kernel flows")
+            };
+            let rs = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            let r_addr = v4_of(&rs)?;
+            let rx = crate::endpoint::ReceiverSetup::from_socket(rs, f, i as u32)?;
+            let ss = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            let s_addr = v4_of(&ss)?;
+            let tx = crate::endpoint::SenderSetup::from_socket(
+                ss, f, &name, to_relay, i as u32, spec.seed,
+            )?;
+            relay.add_flow(s_addr, r_addr);
+            prebound.push(Some((rx, tx)));
+        }
+        Some(relay)
+    } else {
+        None
+    };
     let clock = Clock::start();
-    let emu_run = emulator::spawn(emu, hosts.tuns(), clock, Some(sample_every));
+    let emu_run = match (relay, &hosts) {
+        (Some(relay), _) => emulator::relay::spawn(emu, relay, clock, Some(sample_every)),
+        (None, Some(h)) => emulator::spawn(emu, h.tuns(), clock, Some(sample_every)),
+        (None, None) => unreachable!("TUN mode has hosts"),
+    };
 
     let mut start_rng = rng::stream(spec.seed, 0x5354_4152);
     let starts: Vec<Nanos> = spec
@@ -318,10 +396,17 @@ pub fn run(
         let mut setup = || -> Result<(), RunError> {
             for (i, f) in spec.flows.iter().enumerate() {
                 let port = BASE_PORT + i as u16;
-                let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
                 let probe = probes[i].clone();
-                let (stop, hosts, clock, start) = (&stop, &hosts, clock, starts[i]);
+                let (stop, clock, start) = (&stop, clock, starts[i]);
                 let stop_at = f.stop.map(from_secs).unwrap_or(end).min(end);
+                if let Some((rx, tx)) = prebound.get_mut(i).and_then(Option::take) {
+                    let p2 = probe.clone();
+                    handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
+                    handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
+                    continue;
+                }
+                let hosts = hosts.as_ref().expect("TUN mode has hosts");
+                let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
                 match flow_kind(&f.cc) {
                     FlowKind::Kernel(cc) => {
                         let listener = hosts.b.ns.run_in(|| TcpListener::bind(dst))??;
@@ -363,8 +448,9 @@ pub fn run(
                         let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port, i as u32)?;
                         let p2 = probe.clone();
                         handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
-                        let tx =
-                            crate::endpoint::SenderSetup::bind(hosts, f, &name, dst, i as u32, spec.seed)?;
+                        let tx = crate::endpoint::SenderSetup::bind(
+                            hosts, f, &name, dst, i as u32, spec.seed,
+                        )?;
                         handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
                     }
                 }
@@ -513,6 +599,10 @@ pub fn run(
         flows,
         links,
         net: NetInfo {
+            mode: match mode {
+                Mode::Tun => "tun",
+                Mode::Loopback => "loopback",
+            },
             wall_s: wall.elapsed().as_secs_f64(),
             emulator: fin.stats,
             ingress: fin.emulator.ingress,
@@ -568,6 +658,13 @@ fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
                 col.push(*v);
             }
         }
+    }
+}
+
+fn v4_of(s: &std::net::UdpSocket) -> io::Result<SocketAddrV4> {
+    match s.local_addr()? {
+        SocketAddr::V4(a) => Ok(a),
+        a => Err(io::Error::other(format!("bound to {a}"))),
     }
 }
 

@@ -7,6 +7,7 @@
 //! with timer slack 1 ns.
 
 pub mod core;
+pub mod relay;
 
 pub use self::core::{Dir, Emulator, IngressCounters, LinkConfig, LinkCounters, LinkSnapshot};
 
@@ -26,8 +27,11 @@ use crate::sys::{self, Clock};
 pub struct LoopStats {
     pub packets_read: u64,
     pub packets_written: u64,
-    /// Writes the receiving host's kernel refused (its backlog was full): counted, not retried.
+    /// Writes the receiving host's kernel refused (its backlog was full): counted, not retried. In
+    /// loopback mode: `sendto`s the relay's socket refused.
     pub tun_write_drops: u64,
+    /// Loopback mode only: datagrams to the relay from an address that is no flow's endpoint (dropped).
+    pub foreign: u64,
     /// Sleeps in `ppoll` (spin iterations are not counted).
     pub wakeups: u64,
     /// Lateness of writes: mean, 99th percentile (bucket upper bound), max, nanoseconds.
