@@ -65,7 +65,8 @@ fn three_flows_share_equally_with_small_backlog_and_good_estimates() {
     // Jain ≥ 0.9: measured 0.989 with this seed, 0.999 on seeds 2-5 (0.936 before the fix).
     assert!(j >= 0.9, "Jain {j:.4}");
     // Utilisation ≥ 0.9: measured 0.905 with this seed, 0.892-0.914 on seeds 2-5 (0.965 before the
-    // fix). THIN MARGIN, NOT met on every seed (seed 3: 0.892): with p now estimated from lost packets,
+    // fix); since the transport's lost-retransmission change 0.903 here, 0.893/0.877 on seeds 2/3.
+    // THIN MARGIN, NOT met on every seed (seed 3: 0.877): with p now estimated from lost packets,
     // b_target falls to ~0.3-1 packet after each loss episode and the queue drains to 0 between
     // episodes (rule (c) then drops p tenfold and the rate overshoots again): see the docs.
     assert!(
@@ -181,7 +182,11 @@ fn d1_d2_estimates_match_ground_truth_with_poisson_cross_traffic() {
     // D2: equal shares (Jain ≥ 0.95; measured 0.979-0.996 on seeds 1-3) and the total load steady near C
     // (≥ 0.95; measured 0.988-0.993).
     assert!(j >= 0.95, "Jain {j:.4}");
-    assert!(link.utilization >= 0.95, "utilisation {:.3}", link.utilization);
+    assert!(
+        link.utilization >= 0.95,
+        "utilisation {:.3}",
+        link.utilization
+    );
     let load = link.utilization * link.rate_bps;
     for (f, fl) in r.flows.iter().enumerate() {
         // D1: within 20% of the simulator's ground truth, time means over the window.
@@ -218,7 +223,10 @@ fn d1_d2_estimates_match_ground_truth_with_poisson_cross_traffic() {
         );
         assert!(err(c, 100.0) <= 0.2, "flow {f}: C_est {c}");
         assert!(err(u, link.utilization) <= 0.2, "flow {f}: U {u:.3}");
-        assert!(err(x, x_true) <= 0.2, "flow {f}: X_xt {x:.3e} vs {x_true:.3e}");
+        assert!(
+            err(x, x_true) <= 0.2,
+            "flow {f}: X_xt {x:.3e} vs {x_true:.3e}"
+        );
         assert!(err(n, n_true) <= 0.2, "flow {f}: n {n:.2} vs {n_true:.2}");
     }
 }
