@@ -4,7 +4,7 @@
 //! truth; one Madison flow does not starve a NewReno flow. Full-size numbers and several seeds are in
 //! docs/algorithms/madison.md.
 mod common;
-use cclab_sim::spec::StartSpec;
+use cclab_sim::spec::{StartSpec, TrafficSpec};
 use common::*;
 
 /// Time average of a flow's state column over [t0, t1] (NaN samples, before start-up ends, skipped).
@@ -65,7 +65,8 @@ fn three_flows_share_equally_with_small_backlog_and_good_estimates() {
     // Jain ≥ 0.9: measured 0.989 with this seed, 0.999 on seeds 2-5 (0.936 before the fix).
     assert!(j >= 0.9, "Jain {j:.4}");
     // Utilisation ≥ 0.9: measured 0.905 with this seed, 0.892-0.914 on seeds 2-5 (0.965 before the
-    // fix). THIN MARGIN, NOT met on every seed (seed 3: 0.892): with p now estimated from lost packets,
+    // fix); since the transport's lost-retransmission change 0.903 here, 0.893/0.877 on seeds 2/3.
+    // THIN MARGIN, NOT met on every seed (seed 3: 0.877): with p now estimated from lost packets,
     // b_target falls to ~0.3-1 packet after each loss episode and the queue drains to 0 between
     // episodes (rule (c) then drops p tenfold and the rate overshoots again): see the docs.
     assert!(
@@ -109,6 +110,124 @@ fn three_flows_share_equally_with_small_backlog_and_good_estimates() {
             link.utilization
         );
         assert!(n_err <= 0.25, "flow {f}: n {n:.2} vs {n_true:.2}");
+    }
+}
+
+/// Harmonic time mean of a flow's state column over [t0, t1] (NaN samples skipped).
+fn harmonic_mean_state(r: &cclab_sim::RunResult, col: &str, f: usize, t0: f64, t1: f64) -> f64 {
+    let s = &r.flow_series;
+    let (c, fl, t) = (&s.columns[col], &s.columns["flow"], &s.columns["t"]);
+    let v: Vec<f64> = (0..s.rows)
+        .filter(|&i| fl[i] as usize == f && t[i] >= t0 && t[i] <= t1 && c[i].is_finite())
+        .map(|i| 1.0 / c[i])
+        .collect();
+    assert!(!v.is_empty(), "no {col} samples for flow {f}");
+    v.len() as f64 / v.iter().sum::<f64>()
+}
+
+/// EXPERIMENTS.md D2 (Kola & Vernon Fig. 6(b)): three Madison flows, RTT 246 ms, starting at 0, 32 and
+/// 59 s, on a 100 Mbit/s drop-tail link with a 484 KB (322-packet) buffer, plus non-responsive Poisson
+/// cross traffic (1500 B packets) at `xt_bps`.
+fn d2(xt_bps: f64, duration: f64, seed: u64) -> cclab_sim::spec::RunSpec {
+    let flows = [0.0, 32.0, 59.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &st)| {
+            let mut f = flow("madison", 0.246, i as u32);
+            f.start = StartSpec::At(st);
+            f
+        })
+        .collect();
+    let mut s = dumbbell(100e6, 322, "droptail", flows, duration, seed);
+    s.traffic.push(TrafficSpec {
+        kind: "poisson".into(),
+        rate_bps: xt_bps,
+        packet_size: 1500,
+        start: 0.0,
+        stop: None,
+        path: vec![0],
+        mean_on: None,
+        mean_off: None,
+        shape: None,
+    });
+    s
+}
+
+#[test]
+fn d1_d2_estimates_match_ground_truth_with_poisson_cross_traffic() {
+    // D2 with 65 Mbit/s Poisson cross traffic (the paper's paths carried 60-70%), 120 s, measured over
+    // 70-120 s (the third flow starts at 59 s). Wall time ≈ 1.1 s in release. In this environment the
+    // queue is not the integrator it is with paced flows alone (first test): the Poisson arrivals keep a
+    // load-dependent queue, which is what eq. (8) assumes. Measured (seeds 1/2/3, docs): utilisation
+    // 0.993/0.988/0.993, Jain 0.991/0.979/0.996, loss 0.045/0.13/0.073%, errors of U −1.5…−2.0%, X_xt
+    // −1.7…−2.3%, n (harmonic mean) ≤ 3%, C exact.
+    let (dur, t0) = (120.0, 70.0);
+    let mut spec = d2(65e6, dur, 1);
+    spec.measure = [t0, dur];
+    let wall = std::time::Instant::now();
+    let r = run(&spec);
+    let wall = wall.elapsed().as_secs_f64();
+    let link = &r.links[0];
+    let rates: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    let j = jain(&rates);
+    eprintln!(
+        "madison D2 + 65 Mbit/s Poisson: wall {wall:.2} s, Jain {j:.4}, goodput Mbit/s {:?}, util {:.3}, \
+         mean queue {:.1}, loss {:.3}%, timeouts {:?}",
+        rates.iter().map(|x| (x / 1e5).round() / 10.0).collect::<Vec<_>>(),
+        link.utilization,
+        link.mean_queue_pkts,
+        100.0 * link.loss_rate,
+        r.flows.iter().map(|f| f.timeouts).collect::<Vec<_>>()
+    );
+    // D2: equal shares (Jain ≥ 0.95; measured 0.979-0.996 on seeds 1-3) and the total load steady near C
+    // (≥ 0.95; measured 0.988-0.993).
+    assert!(j >= 0.95, "Jain {j:.4}");
+    assert!(
+        link.utilization >= 0.95,
+        "utilisation {:.3}",
+        link.utilization
+    );
+    let load = link.utilization * link.rate_bps;
+    for (f, fl) in r.flows.iter().enumerate() {
+        // D1: within 20% of the simulator's ground truth, time means over the window.
+        // C: exact (pairs of one flow reach the bottleneck back to back; the median rejects the pairs a
+        // cross-traffic packet splits).
+        let c = mean_state(&r, "C_est", f, t0, dur);
+        // U (eq. 8) against the link's measured utilisation (all traffic): the paper's premise holds
+        // here, measured −1.5…−2.0% (paced flows alone: −22…−24%).
+        let u = mean_state(&r, "U", f, t0, dur);
+        // X_xt (eq. 10) = (U − U_flow)·C/12 is all traffic but the flow's own (the other Madison flows
+        // included; eq. 14 subtracts them, (n_D − 1)·S): ground truth = link throughput − the flow's wire
+        // throughput. Measured −1.7…−2.3%.
+        let x = mean_state(&r, "X_xt_bps", f, t0, dur);
+        let x_true = load - fl.throughput_bps;
+        // n = U/U_flow (eq. 11) against link throughput / flow throughput, a ratio of time means, so the
+        // estimate is averaged as one too: harmonic mean of n = mean U / mean U_flow when U is steady
+        // (U varies by ±2%). The arithmetic mean is not comparable: after a loss episode a flow's rate
+        // dips to a few Mbit/s for seconds and n = U/U_flow to 40-50 (measured +2…+62% arithmetic,
+        // ≤ 3% harmonic).
+        let n = harmonic_mean_state(&r, "n", f, t0, dur);
+        let n_true = load / fl.throughput_bps;
+        let err = |e: f64, t: f64| (e - t).abs() / t;
+        eprintln!(
+            "flow {f}: C {c:.2}, U {u:.3} vs {:.3} ({:+.1}%), X_xt {:.1} vs {:.1} Mbit/s ({:+.1}%), \
+             n {n:.2} vs {n_true:.2} ({:+.1}%), b_bar {:.2}, b_target {:.2}",
+            link.utilization,
+            100.0 * (u - link.utilization) / link.utilization,
+            x / 1e6,
+            x_true / 1e6,
+            100.0 * (x - x_true) / x_true,
+            100.0 * (n - n_true) / n_true,
+            mean_state(&r, "b_bar", f, t0, dur),
+            mean_state(&r, "b_target", f, t0, dur),
+        );
+        assert!(err(c, 100.0) <= 0.2, "flow {f}: C_est {c}");
+        assert!(err(u, link.utilization) <= 0.2, "flow {f}: U {u:.3}");
+        assert!(
+            err(x, x_true) <= 0.2,
+            "flow {f}: X_xt {x:.3e} vs {x_true:.3e}"
+        );
+        assert!(err(n, n_true) <= 0.2, "flow {f}: n {n:.2} vs {n_true:.2}");
     }
 }
 

@@ -192,9 +192,21 @@ struct Applied {
 /// *event* (the transport's loss signal, or an RTO) opens an episode; it is applied at the next probe ACK
 /// with the packets lost in its episode so far; packets of the episode found lost (or spurious) later
 /// re-apply the same event, p = (L + 1)/(q + 1/p_before), at the next probe ACK.
+/// Rule (2c)'s decay of p when no loss has been seen for long (`loss_decay`, DECISION 15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossDecay {
+    /// The paper: q > 10/p ⇒ p = 1/q.
+    Paper,
+    /// Counting events of L packets (L = the last applied event's lost packets): q > 10·L/p ⇒ p = L/q.
+    PerEvent,
+}
+
 #[derive(Clone, Debug)]
 pub struct LossEstimator {
     p: f64,
+    decay: LossDecay,
+    /// Packets lost in the last applied event (its final count; 1 before any): L of `PerEvent`.
+    event_lost: u64,
     /// Packets sent since the last loss event was applied (q of rule (c)).
     pub sent_since_loss: u64,
     episode: u64,
@@ -217,8 +229,13 @@ const RETX_MEMORY: usize = 1 << 16;
 
 impl LossEstimator {
     pub fn new(p: f64) -> Self {
+        Self::with_decay(p, LossDecay::Paper)
+    }
+    pub fn with_decay(p: f64, decay: LossDecay) -> Self {
         LossEstimator {
             p,
+            decay,
+            event_lost: 1,
             sent_since_loss: 0,
             episode: 0,
             lost: 0,
@@ -296,6 +313,7 @@ impl LossEstimator {
             };
             self.p = loss_rate_after_event(a.p_before, a.lost, a.sent);
             self.applied = Some(a);
+            self.event_lost = a.lost;
             self.pending = false;
             self.sent_since_loss = 0;
             return true;
@@ -304,13 +322,18 @@ impl LossEstimator {
             let l = self.lost.max(1);
             if l != a.lost {
                 a.lost = l;
+                self.event_lost = l;
                 self.p = loss_rate_after_event(a.p_before, l, a.sent);
                 return true;
             }
         }
         let q = self.sent_since_loss as f64;
-        if q > 10.0 / self.p {
-            self.p = 1.0 / q;
+        let l = match self.decay {
+            LossDecay::Paper => 1.0,
+            LossDecay::PerEvent => self.event_lost as f64,
+        };
+        if q > 10.0 * l / self.p {
+            self.p = l / q;
             // The event is long past: later finds (rare) wait for the next event.
             self.applied = None;
             self.lost = 0;
@@ -400,6 +423,8 @@ pub struct MadisonConfig {
     pub fresh_samples: bool,
     /// DECISION 10: n_D = the current n when a miss cannot be back-solved.
     pub nd_fallback: bool,
+    /// Rule (2c) (DECISION 15): "paper" (q > 10/p ⇒ p = 1/q, the default) or "per_event".
+    pub loss_decay: LossDecay,
 }
 
 impl MadisonConfig {
@@ -421,6 +446,10 @@ impl MadisonConfig {
             capacity_mbps: r.f64_in("capacity_mbps", 0.0, 0.0, 1e9)?,
             fresh_samples: r.bool("fresh_samples", true)?,
             nd_fallback: r.bool("nd_fallback", false)?,
+            loss_decay: match r.choice("loss_decay", "paper", &["paper", "per_event"])? {
+                "per_event" => LossDecay::PerEvent,
+                _ => LossDecay::Paper,
+            },
         };
         if cfg.probe_spacing_min > cfg.probe_spacing_max {
             return Err(ParamError {
@@ -576,7 +605,7 @@ impl Madison {
             c_est: (cfg.capacity_mbps > 0.0).then_some(cfg.capacity_mbps),
             rtt_min: f64::INFINITY,
             rtts: VecDeque::new(),
-            loss: LossEstimator::new(p),
+            loss: LossEstimator::with_decay(p, cfg.loss_decay),
             b_target: b,
             s: 0.0,
             n_d: 1.0,
@@ -1370,6 +1399,69 @@ mod tests {
         let mut out = Vec::new();
         m.state(&mut out);
         assert!(out.iter().any(|&(k, v)| k == "p" && v == p));
+    }
+
+    #[test]
+    fn loss_decay_per_event() {
+        // DECISION 15: with `per_event`, rule (2c) waits for 10 events' worth of packets, 10·L/p, L the
+        // last event's lost packets, and sets p = L/q; `paper` (the default) waits for 10/p, p = 1/q.
+        let episode = |decay| {
+            let mut e = LossEstimator::with_decay(1e-4, decay);
+            e.sent_since_loss = 9_980;
+            e.on_event();
+            for seq in 0..20 {
+                e.on_send(seq, true); // 20 packets of the episode retransmitted
+            }
+            assert!(e.on_probe_ack());
+            e
+        };
+        let p1 = 21.0 / (10_000.0 + 1e4); // (L + 1)/(q + 1/p): 20 sent before + the 20 retransmissions
+        for decay in [LossDecay::Paper, LossDecay::PerEvent] {
+            assert!((episode(decay).p() - p1).abs() < 1e-15);
+        }
+        // Paper: fires after 10/p packets without loss.
+        let mut e = episode(LossDecay::Paper);
+        e.sent_since_loss = (10.0 / p1).floor() as u64 + 1;
+        assert!(e.on_probe_ack());
+        assert!((e.p() - 1.0 / e.sent_since_loss as f64).abs() < 1e-18);
+        // Per event: not yet at 10/p, fires after 10·20/p and sets p = 20/q.
+        let mut e = episode(LossDecay::PerEvent);
+        e.sent_since_loss = (10.0 / p1).floor() as u64 + 1;
+        assert!(!e.on_probe_ack());
+        assert_eq!(e.p(), p1);
+        let q = (200.0 / p1).floor() as u64 + 1;
+        e.sent_since_loss = q;
+        assert!(e.on_probe_ack());
+        assert!((e.p() - 20.0 / q as f64).abs() < 1e-18);
+        // L is remembered after (2c) fired: the next decay again waits for 10·20/p.
+        let p2 = e.p();
+        e.sent_since_loss = (100.0 / p2) as u64;
+        assert!(!e.on_probe_ack());
+        e.sent_since_loss = (200.0 / p2) as u64 + 1;
+        assert!(e.on_probe_ack());
+        // Before any event L = 1: both variants decay p_init alike.
+        let mut e = LossEstimator::with_decay(1e-4, LossDecay::PerEvent);
+        e.sent_since_loss = 100_001;
+        assert!(e.on_probe_ack());
+        assert!((e.p() - 1.0 / 100_001.0).abs() < 1e-18);
+        // The parameter: default paper, per_event settable, anything else rejected naming the field.
+        let cfg = |v: &str| {
+            let p: Params = [("loss_decay".to_string(), ParamValue::Str(v.into()))]
+                .into_iter()
+                .collect();
+            MadisonConfig::from_params(&p)
+        };
+        assert_eq!(
+            MadisonConfig::from_params(&Params::new())
+                .unwrap()
+                .loss_decay,
+            LossDecay::Paper
+        );
+        assert_eq!(cfg("per_event").unwrap().loss_decay, LossDecay::PerEvent);
+        assert_eq!(cfg("paper").unwrap().loss_decay, LossDecay::Paper);
+        let err = cfg("events").err().unwrap();
+        assert_eq!(err.field, "loss_decay");
+        assert!(err.message.contains("per_event"), "{}", err.message);
     }
 
     #[test]
