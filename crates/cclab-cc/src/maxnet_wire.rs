@@ -112,7 +112,11 @@ pub fn decode_price(field: u32) -> Option<f64> {
 /// the thesis's stated range is x_min … x_max).
 #[inline]
 pub fn encode_qs_rate(rate_bps: f64) -> u32 {
-    let r = if rate_bps.is_nan() { X_MIN_BPS } else { rate_bps.clamp(X_MIN_BPS, X_MAX_BPS) };
+    let r = if rate_bps.is_nan() {
+        X_MIN_BPS
+    } else {
+        rate_bps.clamp(X_MIN_BPS, X_MAX_BPS)
+    };
     QS_FLAG | encode_value(-(r / X_MAX_BPS).ln())
 }
 
@@ -203,7 +207,10 @@ impl std::fmt::Display for PatchError {
         match self {
             PatchError::FieldOutOfRange => write!(f, "3-byte field does not fit in the packet"),
             PatchError::BadChecksumOffset => {
-                write!(f, "checksum offset outside the packet, odd, or overlapping the field")
+                write!(
+                    f,
+                    "checksum offset outside the packet, odd, or overlapping the field"
+                )
             }
         }
     }
@@ -217,7 +224,12 @@ impl std::error::Error for PatchError {}
 /// the alignment is the segment's own); `checksum` is the current checksum value, stored wherever the
 /// caller keeps it. The caller must not let the field overlap the checksum bytes if they live in `data`
 /// (use [`patch_field`] for that case).
-pub fn patch_u24(data: &mut [u8], offset: usize, field: u32, checksum: u16) -> Result<u16, PatchError> {
+pub fn patch_u24(
+    data: &mut [u8],
+    offset: usize,
+    field: u32,
+    checksum: u16,
+) -> Result<u16, PatchError> {
     if offset.checked_add(3).is_none_or(|end| end > data.len()) {
         return Err(PatchError::FieldOutOfRange);
     }
@@ -243,9 +255,16 @@ pub fn patch_u24(data: &mut [u8], offset: usize, field: u32, checksum: u16) -> R
 
 /// Like [`patch_u24`], for a packet that stores its checksum inside the checksummed region at the even
 /// byte offset `checksum_offset` (as TCP and UDP do): reads it, patches the field, writes it back.
-pub fn patch_field(data: &mut [u8], offset: usize, field: u32, checksum_offset: usize) -> Result<(), PatchError> {
+pub fn patch_field(
+    data: &mut [u8],
+    offset: usize,
+    field: u32,
+    checksum_offset: usize,
+) -> Result<(), PatchError> {
     if !checksum_offset.is_multiple_of(2)
-        || checksum_offset.checked_add(2).is_none_or(|e| e > data.len())
+        || checksum_offset
+            .checked_add(2)
+            .is_none_or(|e| e > data.len())
         || (checksum_offset < offset + 3 && offset < checksum_offset + 2)
     {
         return Err(PatchError::BadChecksumOffset);
@@ -276,8 +295,16 @@ mod tests {
         assert!((p - 0.6908).abs() < 1e-4, "{p}");
         assert_eq!(encode_price(p), 181_083);
         // ALGORITHMS.md §5 values, printed to 6 decimals there: tolerance half a unit of the last digit.
-        assert!((p_min(400e6, DEFAULT_T) - 0.736590).abs() < 5e-7, "{}", p_min(400e6, DEFAULT_T));
-        assert!((p_min(100e6, DEFAULT_T) - 0.805905).abs() < 5e-7, "{}", p_min(100e6, DEFAULT_T));
+        assert!(
+            (p_min(400e6, DEFAULT_T) - 0.736590).abs() < 5e-7,
+            "{}",
+            p_min(400e6, DEFAULT_T)
+        );
+        assert!(
+            (p_min(100e6, DEFAULT_T) - 0.805905).abs() < 5e-7,
+            "{}",
+            p_min(100e6, DEFAULT_T)
+        );
         // The demand at p_min is the capacity (eq. 11's purpose); relative error of exp/ln only.
         assert!((demand_rate(p, DEFAULT_T) / 1e9 - 1.0).abs() < 1e-12);
     }
@@ -324,7 +351,10 @@ mod tests {
         // RFC 1624 §4: HC = 0xDD2F, m = 0x5555 -> m' = 0x3285 gives HC' = 0x0000.
         assert_eq!(checksum_update_word(0xDD2F, 0x5555, 0x3285), 0x0000);
         // RFC 1071 §3 example words 0001 f203 f4f5 f6f7: sum 0xddf2 (after end-around carry).
-        assert_eq!(ones_complement_sum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]), 0xddf2);
+        assert_eq!(
+            ones_complement_sum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]),
+            0xddf2
+        );
         // odd length: trailing byte padded on the right
         assert_eq!(ones_complement_sum(&[0x12, 0x34, 0x56]), 0x1234 + 0x5600);
     }
@@ -332,11 +362,26 @@ mod tests {
     #[test]
     fn patch_rejects_bad_offsets() {
         let mut p = [0u8; 20];
-        assert_eq!(patch_field(&mut p, 18, 1, 0), Err(PatchError::FieldOutOfRange));
-        assert_eq!(patch_field(&mut p, 4, 1, 3), Err(PatchError::BadChecksumOffset));
-        assert_eq!(patch_field(&mut p, 4, 1, 6), Err(PatchError::BadChecksumOffset));
-        assert_eq!(patch_field(&mut p, 5, 1, 4), Err(PatchError::BadChecksumOffset));
-        assert_eq!(patch_field(&mut p, 4, 1, 19), Err(PatchError::BadChecksumOffset));
+        assert_eq!(
+            patch_field(&mut p, 18, 1, 0),
+            Err(PatchError::FieldOutOfRange)
+        );
+        assert_eq!(
+            patch_field(&mut p, 4, 1, 3),
+            Err(PatchError::BadChecksumOffset)
+        );
+        assert_eq!(
+            patch_field(&mut p, 4, 1, 6),
+            Err(PatchError::BadChecksumOffset)
+        );
+        assert_eq!(
+            patch_field(&mut p, 5, 1, 4),
+            Err(PatchError::BadChecksumOffset)
+        );
+        assert_eq!(
+            patch_field(&mut p, 4, 1, 19),
+            Err(PatchError::BadChecksumOffset)
+        );
         assert_eq!(patch_field(&mut p, 5, 1, 8), Ok(()));
         assert_eq!(read_u24(&p, 5), Some(1));
     }

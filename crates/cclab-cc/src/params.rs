@@ -54,11 +54,18 @@ pub struct ParamReader<'a> {
 
 impl<'a> ParamReader<'a> {
     pub fn new(owner: &'static str, params: &'a Params) -> Self {
-        ParamReader { owner, params, known: Vec::new() }
+        ParamReader {
+            owner,
+            params,
+            known: Vec::new(),
+        }
     }
 
     fn err(&self, field: &str, message: String) -> ParamError {
-        ParamError { field: field.to_string(), message }
+        ParamError {
+            field: field.to_string(),
+            message,
+        }
     }
 
     /// A number, `default` when absent.
@@ -72,7 +79,13 @@ impl<'a> ParamReader<'a> {
     }
 
     /// A number that must lie in `[lo, hi]`.
-    pub fn f64_in(&mut self, name: &'static str, default: f64, lo: f64, hi: f64) -> Result<f64, ParamError> {
+    pub fn f64_in(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<f64, ParamError> {
         let x = self.f64(name, default)?;
         if x < lo || x > hi {
             return Err(self.err(name, format!("must be in [{lo}, {hi}], got {x}")));
@@ -124,7 +137,11 @@ impl<'a> ParamReader<'a> {
                 let mut allowed = self.known.clone();
                 allowed.sort();
                 allowed.dedup();
-                let allowed = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
+                let allowed = if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
+                };
                 return Err(self.err(
                     name,
                     format!("unknown parameter for {}; allowed: {}", self.owner, allowed),

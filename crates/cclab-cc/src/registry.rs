@@ -38,33 +38,159 @@ pub struct BuiltSender {
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &["newreno", "reno", "sack", "fast", "binomial", "iiad", "sqrt", "libra", "maxnet", "cubic", "vegas", "highspeed", "scalable", "bic", "hybla", "westwood", "africa", "madison"];
+pub const SENDER_NAMES: &[&str] = &[
+    "newreno",
+    "reno",
+    "sack",
+    "fast",
+    "binomial",
+    "iiad",
+    "sqrt",
+    "libra",
+    "maxnet",
+    "cubic",
+    "vegas",
+    "highspeed",
+    "scalable",
+    "bic",
+    "hybla",
+    "westwood",
+    "africa",
+    "madison",
+];
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
-pub fn build_sender(name: &str, params: &Params, env: &SenderEnv) -> Result<BuiltSender, ParamError> {
+pub fn build_sender(
+    name: &str,
+    params: &Params,
+    env: &SenderEnv,
+) -> Result<BuiltSender, ParamError> {
     let (cc, recovery): (Box<dyn CongestionControl>, Option<Recovery>) = match name {
-        "newreno" => (Box::new(Reno::new("newreno", env.initial_cwnd, params)?), None),
-        "reno" => (Box::new(Reno::new("reno", env.initial_cwnd, params)?), Some(Recovery::Reno)),
-        "sack" => (Box::new(Reno::new("sack", env.initial_cwnd, params)?), Some(Recovery::Sack)),
-        "fast" => (Box::new(crate::algorithms::fast::Fast::new(env.initial_cwnd, env.packet_size, params)?), None),
-        "binomial" => (Box::new(crate::algorithms::binomial::Binomial::new("binomial", env.initial_cwnd, params)?), None),
-        "iiad" => (Box::new(crate::algorithms::binomial::Binomial::new("iiad", env.initial_cwnd, params)?), None),
-        "sqrt" => (Box::new(crate::algorithms::binomial::Binomial::new("sqrt", env.initial_cwnd, params)?), None),
-        "libra" => (Box::new(crate::algorithms::libra::Libra::new(env.initial_cwnd, env.packet_size.saturating_sub(env.mss), params)?), None),
-        "highspeed" => (Box::new(crate::algorithms::highspeed::HighSpeed::new(env.initial_cwnd, params)?), None),
-        "scalable" => (Box::new(crate::algorithms::scalable::Scalable::new(env.initial_cwnd, params)?), None),
-        "vegas" => (Box::new(crate::algorithms::vegas::Vegas::new(env.initial_cwnd, params)?), None),
-        "cubic" => (Box::new(crate::algorithms::cubic::Cubic::new(env.initial_cwnd, params)?), None),
-        "maxnet" => (Box::new(crate::algorithms::maxnet::MaxNet::new(env.initial_cwnd, env.packet_size, params)?), None),
-        "bic" => (Box::new(crate::algorithms::bic::Bic::new(env.initial_cwnd, params)?), None),
-        "hybla" => (Box::new(crate::algorithms::hybla::Hybla::new(env.initial_cwnd, params)?), None),
-        "westwood" => (Box::new(crate::algorithms::westwood::Westwood::new(env.initial_cwnd, env.mss, params)?), None),
-        "africa" => (Box::new(crate::algorithms::africa::Africa::new(env.initial_cwnd, params)?), None),
-        "madison" => (Box::new(crate::algorithms::madison::Madison::new(env, params)?), None),
+        "newreno" => (
+            Box::new(Reno::new("newreno", env.initial_cwnd, params)?),
+            None,
+        ),
+        "reno" => (
+            Box::new(Reno::new("reno", env.initial_cwnd, params)?),
+            Some(Recovery::Reno),
+        ),
+        "sack" => (
+            Box::new(Reno::new("sack", env.initial_cwnd, params)?),
+            Some(Recovery::Sack),
+        ),
+        "fast" => (
+            Box::new(crate::algorithms::fast::Fast::new(
+                env.initial_cwnd,
+                env.packet_size,
+                params,
+            )?),
+            None,
+        ),
+        "binomial" => (
+            Box::new(crate::algorithms::binomial::Binomial::new(
+                "binomial",
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "iiad" => (
+            Box::new(crate::algorithms::binomial::Binomial::new(
+                "iiad",
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "sqrt" => (
+            Box::new(crate::algorithms::binomial::Binomial::new(
+                "sqrt",
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "libra" => (
+            Box::new(crate::algorithms::libra::Libra::new(
+                env.initial_cwnd,
+                env.packet_size.saturating_sub(env.mss),
+                params,
+            )?),
+            None,
+        ),
+        "highspeed" => (
+            Box::new(crate::algorithms::highspeed::HighSpeed::new(
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "scalable" => (
+            Box::new(crate::algorithms::scalable::Scalable::new(
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "vegas" => (
+            Box::new(crate::algorithms::vegas::Vegas::new(
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "cubic" => (
+            Box::new(crate::algorithms::cubic::Cubic::new(
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "maxnet" => (
+            Box::new(crate::algorithms::maxnet::MaxNet::new(
+                env.initial_cwnd,
+                env.packet_size,
+                params,
+            )?),
+            None,
+        ),
+        "bic" => (
+            Box::new(crate::algorithms::bic::Bic::new(env.initial_cwnd, params)?),
+            None,
+        ),
+        "hybla" => (
+            Box::new(crate::algorithms::hybla::Hybla::new(
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "westwood" => (
+            Box::new(crate::algorithms::westwood::Westwood::new(
+                env.initial_cwnd,
+                env.mss,
+                params,
+            )?),
+            None,
+        ),
+        "africa" => (
+            Box::new(crate::algorithms::africa::Africa::new(
+                env.initial_cwnd,
+                params,
+            )?),
+            None,
+        ),
+        "madison" => (
+            Box::new(crate::algorithms::madison::Madison::new(env, params)?),
+            None,
+        ),
         _ => {
             return Err(ParamError {
                 field: "cc".into(),
-                message: format!("unknown algorithm {name:?}; allowed: {}", SENDER_NAMES.join(", ")),
+                message: format!(
+                    "unknown algorithm {name:?}; allowed: {}",
+                    SENDER_NAMES.join(", ")
+                ),
             })
         }
     };
@@ -83,20 +209,34 @@ pub struct LinkEnv {
 /// Every queue name accepted in a link's `queue` field.
 pub const QUEUE_NAMES: &[&str] = &["droptail", "red", "maxnet"];
 
-pub fn build_queue(kind: &str, params: &Params, env: &LinkEnv) -> Result<Box<dyn QueueDiscipline>, ParamError> {
+pub fn build_queue(
+    kind: &str,
+    params: &Params,
+    env: &LinkEnv,
+) -> Result<Box<dyn QueueDiscipline>, ParamError> {
     match kind {
         "droptail" => {
             crate::params::ParamReader::new("droptail", params).finish()?;
             Ok(Box::new(DropTail::new(env.limit)))
         }
-        "red" => Ok(Box::new(crate::aqm::red::Red::new(params, env.limit, env.rate_bps, env.packet_size)?)),
+        "red" => Ok(Box::new(crate::aqm::red::Red::new(
+            params,
+            env.limit,
+            env.rate_bps,
+            env.packet_size,
+        )?)),
         "maxnet" => {
             let cfg = crate::aqm::maxnet::MaxNetRouterConfig::from_params(env.rate_bps, params)?;
-            Ok(Box::new(crate::aqm::maxnet::MaxNetRouter::new(cfg, env.limit)))
+            Ok(Box::new(crate::aqm::maxnet::MaxNetRouter::new(
+                cfg, env.limit,
+            )))
         }
         _ => Err(ParamError {
             field: "queue".into(),
-            message: format!("unknown queue {kind:?}; allowed: {}", QUEUE_NAMES.join(", ")),
+            message: format!(
+                "unknown queue {kind:?}; allowed: {}",
+                QUEUE_NAMES.join(", ")
+            ),
         }),
     }
 }

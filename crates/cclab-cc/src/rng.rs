@@ -2,8 +2,8 @@
 //! (each link, each flow, each traffic source gets its own stream) so that adding a flow does not change
 //! the random draws of another component.
 
-use rand::SeedableRng;
 pub use rand::Rng;
+use rand::SeedableRng;
 
 /// The project's generator: xoshiro256++ (fast, portable, identical output on every platform).
 pub type SimRng = rand_xoshiro::Xoshiro256PlusPlus;
@@ -35,10 +35,22 @@ mod tests {
     use super::*;
     #[test]
     fn streams_are_deterministic_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(stream(1, 0), |r, _| Some(r.gen())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(stream(1, 0), |r, _| Some(r.gen())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(stream(1, 1), |r, _| Some(r.gen())).collect();
-        let d: Vec<u64> = (0..4).map(|_| 0).scan(stream(2, 0), |r, _| Some(r.gen())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(1, 0), |r, _| Some(r.gen()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(1, 0), |r, _| Some(r.gen()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(1, 1), |r, _| Some(r.gen()))
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(2, 0), |r, _| Some(r.gen()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

@@ -30,11 +30,24 @@ fn ack(now: Nanos, n: u32, delivered: u64) -> AckSample {
 }
 
 fn loss(now: Nanos, in_flight: u32) -> LossEvent {
-    LossEvent { now, in_flight, lost: 1, srtt: RTT, min_rtt: RTT, ecn: false }
+    LossEvent {
+        now,
+        in_flight,
+        lost: 1,
+        srtt: RTT,
+        min_rtt: RTT,
+        ecn: false,
+    }
 }
 
 /// Feeds `n` one-packet ACKs spaced by `gap`, then returns the clock.
-fn drive(cc: &mut dyn CongestionControl, mut now: Nanos, n: u32, gap: Nanos, delivered: &mut u64) -> Nanos {
+fn drive(
+    cc: &mut dyn CongestionControl,
+    mut now: Nanos,
+    n: u32,
+    gap: Nanos,
+    delivered: &mut u64,
+) -> Nanos {
     for _ in 0..n {
         now += gap;
         *delivered += 1;
@@ -50,7 +63,12 @@ fn drive(cc: &mut dyn CongestionControl, mut now: Nanos, n: u32, gap: Nanos, del
 
 #[test]
 fn a_loss_event_never_increases_cwnd() {
-    let env = SenderEnv { mss: 1448, packet_size: 1500, initial_cwnd: 10.0, seed: 1 };
+    let env = SenderEnv {
+        mss: 1448,
+        packet_size: 1500,
+        initial_cwnd: 10.0,
+        seed: 1,
+    };
     for &name in SENDER_NAMES {
         let mut cc = build_sender(name, &Params::new(), &env).unwrap().cc;
         let (mut now, mut delivered) = (0, 0u64);
@@ -58,7 +76,10 @@ fn a_loss_event_never_increases_cwnd() {
             let before = cc.cwnd();
             cc.on_loss(&loss(now, in_flight));
             let after = cc.cwnd();
-            assert!(after <= before.max(2.0), "{name}: {what}: loss with FlightSize {in_flight} raised cwnd {before} -> {after}");
+            assert!(
+                after <= before.max(2.0),
+                "{name}: {what}: loss with FlightSize {in_flight} raised cwnd {before} -> {after}"
+            );
         };
         for round in 0..6 {
             // Grow (slow start first, then congestion avoidance after the first loss).
@@ -75,8 +96,16 @@ fn a_loss_event_never_increases_cwnd() {
         now = drive(cc.as_mut(), now, 200, NS_PER_MS / 4, &mut delivered);
         now += RTT;
         delivered += 20_000;
-        cc.on_ack(&AckSample { newly_acked: 20_000, ..ack(now, 0, delivered) });
+        cc.on_ack(&AckSample {
+            newly_acked: 20_000,
+            ..ack(now, 0, delivered)
+        });
         let w = cc.cwnd().max(1.0) as u32;
-        check(cc.as_mut(), now + NS_PER_MS, 10 * w + 100, "after a hole-filling ACK");
+        check(
+            cc.as_mut(),
+            now + NS_PER_MS,
+            10 * w + 100,
+            "after a hole-filling ACK",
+        );
     }
 }

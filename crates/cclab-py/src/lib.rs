@@ -5,9 +5,9 @@
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr; clippy 1.95 flags that inside the macro.
 #![allow(clippy::useless_conversion)]
 
+use cclab_cc::aqm::BufferLimit;
 use cclab_cc::params::Params;
 use cclab_cc::registry::{self, LinkEnv, SenderEnv};
-use cclab_cc::aqm::BufferLimit;
 use cclab_sim::result::Series;
 use cclab_sim::spec::RunSpec;
 use numpy::IntoPyArray;
@@ -67,7 +67,8 @@ fn run<'py>(
     }
     let flows = series_dict(py, std::mem::take(&mut result.flow_series))?;
     let links = series_dict(py, std::mem::take(&mut result.link_series))?;
-    let summary = serde_json::to_string(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let summary =
+        serde_json::to_string(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((summary, flows, links))
 }
 
@@ -78,13 +79,27 @@ fn parse_params(params_json: &str) -> PyResult<Params> {
 /// Checks an algorithm name and its parameters; raises ValueError("field: message").
 #[pyfunction]
 #[pyo3(signature = (name, params_json, mss=1448, packet_size=1500, initial_cwnd=10.0))]
-fn validate_sender(name: &str, params_json: &str, mss: u32, packet_size: u32, initial_cwnd: f64) -> PyResult<Vec<String>> {
+fn validate_sender(
+    name: &str,
+    params_json: &str,
+    mss: u32,
+    packet_size: u32,
+    initial_cwnd: f64,
+) -> PyResult<Vec<String>> {
     let params = parse_params(params_json)?;
     // Validation only: the seed does not affect whether a configuration is valid.
-    let env = SenderEnv { mss, packet_size, initial_cwnd, seed: 0 };
+    let env = SenderEnv {
+        mss,
+        packet_size,
+        initial_cwnd,
+        seed: 0,
+    };
     match registry::build_sender(name, &params, &env) {
         Ok(b) => Ok(b.cc.warnings()),
-        Err(e) => Err(PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message))),
+        Err(e) => Err(PyValueError::new_err(format!(
+            "{}\u{1f}{}",
+            e.field, e.message
+        ))),
     }
 }
 
@@ -100,7 +115,14 @@ fn validate_queue(
     packet_size: u32,
 ) -> PyResult<()> {
     let params = parse_params(params_json)?;
-    let env = LinkEnv { rate_bps, limit: BufferLimit { pkts: buffer_pkts, bytes: buffer_bytes }, packet_size };
+    let env = LinkEnv {
+        rate_bps,
+        limit: BufferLimit {
+            pkts: buffer_pkts,
+            bytes: buffer_bytes,
+        },
+        packet_size,
+    };
     registry::build_queue(kind, &params, &env)
         .map(|_| ())
         .map_err(|e| PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message)))

@@ -47,7 +47,14 @@ pub struct EventQueue {
 
 impl Default for EventQueue {
     fn default() -> Self {
-        EventQueue { buckets: (0..129).map(|_| Vec::new()).collect(), mask: [0; 2], top: false, last: 0, seq: 0, len: 0 }
+        EventQueue {
+            buckets: (0..129).map(|_| Vec::new()).collect(),
+            mask: [0; 2],
+            top: false,
+            last: 0,
+            seq: 0,
+            len: 0,
+        }
     }
 }
 
@@ -138,7 +145,12 @@ mod tests {
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             got,
-            vec![(3, Event::TxDone(1)), (3, Event::TxDone(3)), (5, Event::Sample), (5, Event::TxDone(2))]
+            vec![
+                (3, Event::TxDone(1)),
+                (3, Event::TxDone(3)),
+                (5, Event::Sample),
+                (5, Event::TxDone(2))
+            ]
         );
     }
 

@@ -16,13 +16,18 @@ pub use spec::RunSpec;
 
 /// Runs a simulation. `progress` receives the simulated time (s) at most every ~0.25 s of wall time
 /// and may return false to abort.
-pub fn run(spec: &RunSpec, progress: Option<&mut dyn FnMut(f64) -> bool>) -> Result<RunResult, SimError> {
+pub fn run(
+    spec: &RunSpec,
+    progress: Option<&mut dyn FnMut(f64) -> bool>,
+) -> Result<RunResult, SimError> {
     Ok(Simulation::new(spec)?.run(progress))
 }
 
 /// Runs a simulation from its JSON spec.
 pub fn run_json(spec_json: &str) -> Result<RunResult, SimError> {
-    let spec: RunSpec = serde_json::from_str(spec_json)
-        .map_err(|e| SimError { field: "spec".into(), message: e.to_string() })?;
+    let spec: RunSpec = serde_json::from_str(spec_json).map_err(|e| SimError {
+        field: "spec".into(),
+        message: e.to_string(),
+    })?;
     run(&spec, None)
 }

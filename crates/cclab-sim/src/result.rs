@@ -25,7 +25,10 @@ impl Series {
         let rows = self.rows;
         let col = match self.columns.get_mut(key) {
             Some(c) => c,
-            None => self.columns.entry(key.to_string()).or_insert_with(|| vec![f64::NAN; rows]),
+            None => self
+                .columns
+                .entry(key.to_string())
+                .or_insert_with(|| vec![f64::NAN; rows]),
         };
         if let Some(last) = col.last_mut() {
             *last = v;
@@ -99,7 +102,10 @@ impl SeriesBuilder {
     }
 
     pub(crate) fn finish(self) -> Series {
-        Series { rows: self.rows, columns: self.names.into_iter().zip(self.cols).collect() }
+        Series {
+            rows: self.rows,
+            columns: self.names.into_iter().zip(self.cols).collect(),
+        }
     }
 }
 

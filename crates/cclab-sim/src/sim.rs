@@ -34,7 +34,10 @@ impl std::fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> SimError {
-    SimError { field: field.into(), message: message.into() }
+    SimError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -155,7 +158,9 @@ fn prefetch<T>(p: &T) {
     // SAFETY: a prefetch is a hint; it never faults and has no architectural effect (and `p` is a
     // valid reference anyway). SSE is part of the x86_64 baseline.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const T as *const i8)
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            p as *const T as *const i8,
+        )
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
@@ -181,8 +186,17 @@ const FLOW_COLUMNS_T: usize = 0;
 const FLOW_COLUMNS_FLOW: usize = 1;
 const FLOW_COLUMNS_CWND: usize = 2;
 /// The fixed columns of the per-link time series; queue-discipline state keys follow.
-const LINK_COLUMNS: &[&str] =
-    &["t", "link", "queue_pkts", "queue_bytes", "drops", "marks", "random_losses", "tx_bytes", "arrivals"];
+const LINK_COLUMNS: &[&str] = &[
+    "t",
+    "link",
+    "queue_pkts",
+    "queue_bytes",
+    "drops",
+    "marks",
+    "random_losses",
+    "tx_bytes",
+    "arrivals",
+];
 
 struct Flow {
     group: u32,
@@ -254,39 +268,67 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(spec: &RunSpec) -> Result<Simulation, SimError> {
         if !(spec.duration > 0.0 && spec.duration.is_finite()) {
-            return Err(err("duration", format!("must be > 0, got {}", spec.duration)));
+            return Err(err(
+                "duration",
+                format!("must be > 0, got {}", spec.duration),
+            ));
         }
         // NaN is rejected too.
         if spec.sample_interval.is_nan() || spec.sample_interval <= 0.0 {
-            return Err(err("sample_interval", format!("must be > 0, got {}", spec.sample_interval)));
+            return Err(err(
+                "sample_interval",
+                format!("must be > 0, got {}", spec.sample_interval),
+            ));
         }
         let [m0, m1] = spec.measure;
         if !(0.0 <= m0 && m0 < m1 && m1 <= spec.duration + 1e-9) {
-            return Err(err("measure", format!("must satisfy 0 <= start < end <= duration, got [{m0}, {m1}]")));
+            return Err(err(
+                "measure",
+                format!("must satisfy 0 <= start < end <= duration, got [{m0}, {m1}]"),
+            ));
         }
         let mut links = Vec::with_capacity(spec.links.len());
         for (i, l) in spec.links.iter().enumerate() {
             if !(l.rate_bps > 0.0 && l.rate_bps.is_finite()) {
-                return Err(err(format!("links[{i}].rate_bps"), format!("must be > 0, got {}", l.rate_bps)));
+                return Err(err(
+                    format!("links[{i}].rate_bps"),
+                    format!("must be > 0, got {}", l.rate_bps),
+                ));
             }
             if l.delay.is_nan() || l.delay < 0.0 {
-                return Err(err(format!("links[{i}].delay"), format!("must be >= 0, got {}", l.delay)));
+                return Err(err(
+                    format!("links[{i}].delay"),
+                    format!("must be >= 0, got {}", l.delay),
+                ));
             }
             if l.buffer_pkts == Some(0) || l.buffer_bytes == Some(0) {
                 return Err(err(format!("links[{i}].buffer"), "must be > 0"));
             }
             if !(0.0..=1.0).contains(&l.loss) {
-                return Err(err(format!("links[{i}].loss"), format!("must be in [0, 1], got {}", l.loss)));
+                return Err(err(
+                    format!("links[{i}].loss"),
+                    format!("must be in [0, 1], got {}", l.loss),
+                ));
             }
-            let limit = BufferLimit { pkts: l.buffer_pkts, bytes: l.buffer_bytes };
+            let limit = BufferLimit {
+                pkts: l.buffer_pkts,
+                bytes: l.buffer_bytes,
+            };
             let packet_size = spec.flows.first().map_or(1500, |f| f.transport.packet_size);
-            let env = LinkEnv { rate_bps: l.rate_bps, limit, packet_size };
+            let env = LinkEnv {
+                rate_bps: l.rate_bps,
+                limit,
+                packet_size,
+            };
             let qdisc = build_queue(&l.queue, &l.queue_params, &env)
                 .map_err(|e| err(format!("links[{i}].{}", e.field), e.message))?;
             let mut schedule = Vec::new();
             for (k, &(t, p)) in l.loss_schedule.iter().enumerate() {
                 if !(0.0..=1.0).contains(&p) || t < 0.0 {
-                    return Err(err(format!("links[{i}].loss_schedule[{k}]"), "needs t >= 0 and p in [0, 1]"));
+                    return Err(err(
+                        format!("links[{i}].loss_schedule[{k}]"),
+                        "needs t >= 0 and p in [0, 1]",
+                    ));
                 }
                 schedule.push((from_secs(t), p));
             }
@@ -322,7 +364,10 @@ impl Simulation {
         let check_path = |path: &[usize], field: String| -> Result<(), SimError> {
             for (k, &l) in path.iter().enumerate() {
                 if l >= nl {
-                    return Err(err(format!("{field}[{k}]"), format!("link {l} does not exist ({nl} links)")));
+                    return Err(err(
+                        format!("{field}[{k}]"),
+                        format!("link {l} does not exist ({nl} links)"),
+                    ));
                 }
             }
             Ok(())
@@ -336,7 +381,10 @@ impl Simulation {
             check_path(&f.ack_path, format!("flows[{i}].ack_path"))?;
             let t = &f.transport;
             if t.mss == 0 || t.packet_size <= t.mss {
-                return Err(err(format!("flows[{i}].transport"), "needs 0 < mss < packet_size"));
+                return Err(err(
+                    format!("flows[{i}].transport"),
+                    "needs 0 < mss < packet_size",
+                ));
             }
             let env = SenderEnv {
                 mss: t.mss,
@@ -345,7 +393,11 @@ impl Simulation {
                 seed: flow_seed(spec.seed, i as u64),
             };
             let built = build_sender(&f.cc, &f.params, &env).map_err(|e| {
-                let field = if e.field == "cc" { format!("flows[{i}].cc") } else { format!("flows[{i}].params.{}", e.field) };
+                let field = if e.field == "cc" {
+                    format!("flows[{i}].cc")
+                } else {
+                    format!("flows[{i}].params.{}", e.field)
+                };
                 err(field, e.message)
             })?;
             for w in built.cc.warnings() {
@@ -375,13 +427,19 @@ impl Simulation {
             let mut fwd = Vec::new();
             let fwd_at = routes.len() as u32;
             if f.extra_delay_fwd > 0.0 {
-                fwd.push(Hop::Line(line_for(&mut lines, from_secs(f.extra_delay_fwd))));
+                fwd.push(Hop::Line(line_for(
+                    &mut lines,
+                    from_secs(f.extra_delay_fwd),
+                )));
             }
             fwd.extend(f.path.iter().map(|&l| Hop::Link(l as u32)));
             fwd.push(Hop::Host);
             let mut rev: Vec<Hop> = f.ack_path.iter().map(|&l| Hop::Link(l as u32)).collect();
             if f.extra_delay_rev > 0.0 {
-                rev.push(Hop::Line(line_for(&mut lines, from_secs(f.extra_delay_rev))));
+                rev.push(Hop::Line(line_for(
+                    &mut lines,
+                    from_secs(f.extra_delay_rev),
+                )));
             }
             rev.push(Hop::Host);
             routes.extend_from_slice(&fwd);
@@ -438,14 +496,21 @@ impl Simulation {
             free: Vec::new(),
             links,
             lines,
-            fsnap: [vec![FlowSnap::default(); flows.len()], vec![FlowSnap::default(); flows.len()]],
+            fsnap: [
+                vec![FlowSnap::default(); flows.len()],
+                vec![FlowSnap::default(); flows.len()],
+            ],
             flows,
             lsnap: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
             cross,
             in_window: false,
             cons: Conservation::default(),
             events: 0,
-            trace: if spec.trace_packets { Some(Vec::new()) } else { None },
+            trace: if spec.trace_packets {
+                Some(Vec::new())
+            } else {
+                None
+            },
             result,
             fseries: SeriesBuilder::with_columns(FLOW_COLUMNS),
             lseries: SeriesBuilder::with_columns(LINK_COLUMNS),
@@ -567,7 +632,6 @@ impl Simulation {
         self.free.push(i);
     }
 
-
     fn trace(&mut self, kind: u8, link: i32, i: u32) {
         if let Some(tr) = self.trace.as_mut() {
             let p = &self.slab[i as usize];
@@ -576,7 +640,14 @@ impl Simulation {
                 Body::Ack(a) => (p.owner as i32, a.cum_ack, 1),
                 Body::Cross => (-1 - p.owner as i32, 0, 2),
             };
-            tr.push(TraceRecord { t: to_secs(self.now), kind, link, flow, seq, pkt });
+            tr.push(TraceRecord {
+                t: to_secs(self.now),
+                kind,
+                link,
+                flow,
+                seq,
+                pkt,
+            });
         }
     }
 
@@ -673,7 +744,13 @@ impl Simulation {
                 Body::Data(d) => &mut d.fwd_field,
                 _ => &mut dummy,
             };
-            let mut rp = RouterPacket { bytes, ect, is_data, flags, fwd_field: fwd };
+            let mut rp = RouterPacket {
+                bytes,
+                ect,
+                is_data,
+                flags,
+                fwd_field: fwd,
+            };
             Some(link.qdisc.enqueue(now, &mut rp, link.qlen, &mut link.rng))
         };
         match verdict {
@@ -798,7 +875,17 @@ impl Simulation {
             let fl = &self.flows[f];
             let bytes = seg.wire_bytes(fl.header);
             let ect = fl.ect;
-            let hdr = Packet { at: fl.fwd, owner: f as u32, bytes, kind: Kind::Data, flags: seg.flags, ect, ce: false, enq_time: 0, body: Body::Cross };
+            let hdr = Packet {
+                at: fl.fwd,
+                owner: f as u32,
+                bytes,
+                kind: Kind::Data,
+                flags: seg.flags,
+                ect,
+                ce: false,
+                enq_time: 0,
+                body: Body::Cross,
+            };
             let i = self.alloc(hdr, Body::Data(seg));
             self.forward(i);
         }
@@ -820,7 +907,17 @@ impl Simulation {
         let now = self.now;
         while let Some(ack) = self.flows[f].receiver.poll_ack(now) {
             let (bytes, at) = (self.flows[f].header, self.flows[f].rev);
-            let hdr = Packet { at, owner: f as u32, bytes, kind: Kind::Ack, flags: 0, ect: false, ce: false, enq_time: 0, body: Body::Cross };
+            let hdr = Packet {
+                at,
+                owner: f as u32,
+                bytes,
+                kind: Kind::Ack,
+                flags: 0,
+                ect: false,
+                ce: false,
+                enq_time: 0,
+                body: Body::Cross,
+            };
             let i = self.alloc(hdr, Body::Ack(ack));
             self.forward(i);
         }
@@ -840,7 +937,17 @@ impl Simulation {
         let (send, next) = self.cross[s].fire(now);
         if send {
             let (bytes, at) = (self.cross[s].packet_size, self.cross[s].route);
-            let hdr = Packet { at, owner: s as u32, bytes, kind: Kind::Cross, flags: 0, ect: false, ce: false, enq_time: 0, body: Body::Cross };
+            let hdr = Packet {
+                at,
+                owner: s as u32,
+                bytes,
+                kind: Kind::Cross,
+                flags: 0,
+                ect: false,
+                ce: false,
+                enq_time: 0,
+                body: Body::Cross,
+            };
             let i = self.alloc(hdr, Body::Cross);
             self.forward(i);
         }
@@ -945,7 +1052,11 @@ impl Simulation {
         let win = to_secs(self.measure[1] - self.measure[0]).max(1e-12);
         let (m0, m1) = (to_secs(self.measure[0]), to_secs(self.measure[1]));
         let fs = &self.fseries;
-        let (ts, fid, cw) = (fs.column(FLOW_COLUMNS_T), fs.column(FLOW_COLUMNS_FLOW), fs.column(FLOW_COLUMNS_CWND));
+        let (ts, fid, cw) = (
+            fs.column(FLOW_COLUMNS_T),
+            fs.column(FLOW_COLUMNS_FLOW),
+            fs.column(FLOW_COLUMNS_CWND),
+        );
         let mut cw_sum = vec![0.0; self.flows.len()];
         let mut cw_n = vec![0u64; self.flows.len()];
         for r in 0..ts.len() {
@@ -977,8 +1088,16 @@ impl Simulation {
                 finish: f.finish.map(to_secs),
                 goodput_bps: (b.delivered - a.delivered) as f64 * 8.0 / win,
                 throughput_bps: (b.sent_bytes - a.sent_bytes) as f64 * 8.0 / win,
-                mean_cwnd_pkts: if cw_n[i] > 0 { cw_sum[i] / cw_n[i] as f64 } else { f64::NAN },
-                mean_rtt: if rn > 0 { (b.rtt_sum - a.rtt_sum) as f64 * 1e-9 / rn as f64 } else { f64::NAN },
+                mean_cwnd_pkts: if cw_n[i] > 0 {
+                    cw_sum[i] / cw_n[i] as f64
+                } else {
+                    f64::NAN
+                },
+                mean_rtt: if rn > 0 {
+                    (b.rtt_sum - a.rtt_sum) as f64 * 1e-9 / rn as f64
+                } else {
+                    f64::NAN
+                },
                 min_rtt: to_secs(f.sender.min_rtt()),
                 retransmits: st.retransmits,
                 timeouts: st.timeouts,
@@ -1017,11 +1136,19 @@ impl Simulation {
                 random_losses: b.random_losses - a.random_losses,
                 mean_queue_pkts: (b.q_integral - a.q_integral) as f64 / (win * 1e9),
                 max_queue_pkts: l.max_q,
-                mean_queue_delay_s: if l.qdelay_n > 0 { l.qdelay_sum / l.qdelay_n as f64 } else { f64::NAN },
+                mean_queue_delay_s: if l.qdelay_n > 0 {
+                    l.qdelay_sum / l.qdelay_n as f64
+                } else {
+                    f64::NAN
+                },
                 p95_queue_delay_s: p95,
                 arrivals,
                 data_pkts_tx: l.data_pkts_tx,
-                loss_rate: if arrivals > 0 { lost as f64 / arrivals as f64 } else { 0.0 },
+                loss_rate: if arrivals > 0 {
+                    lost as f64 / arrivals as f64
+                } else {
+                    0.0
+                },
             });
         }
         self.cons.in_network = (self.slab.len() - self.free.len()) as u64;
@@ -1036,4 +1163,3 @@ impl Simulation {
         self.result
     }
 }
-

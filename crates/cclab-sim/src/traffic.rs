@@ -9,7 +9,11 @@ use cclab_cc::time::{from_secs, Nanos};
 enum Kind {
     Cbr,
     Poisson,
-    OnOff { mean_on: f64, mean_off: f64, shape: f64 },
+    OnOff {
+        mean_on: f64,
+        mean_off: f64,
+        shape: f64,
+    },
 }
 
 pub(crate) struct CrossSource {
@@ -53,9 +57,17 @@ impl CrossSource {
                 if shape <= 1.0 {
                     return Err(format!("shape must be > 1 (finite mean), got {shape}"));
                 }
-                Kind::OnOff { mean_on: t.mean_on.unwrap_or(0.5), mean_off: t.mean_off.unwrap_or(0.5), shape }
+                Kind::OnOff {
+                    mean_on: t.mean_on.unwrap_or(0.5),
+                    mean_off: t.mean_off.unwrap_or(0.5),
+                    shape,
+                }
             }
-            k => return Err(format!("kind must be one of cbr, poisson, onoff; got {k:?}")),
+            k => {
+                return Err(format!(
+                    "kind must be one of cbr, poisson, onoff; got {k:?}"
+                ))
+            }
         };
         Ok(CrossSource {
             kind,
@@ -76,13 +88,24 @@ impl CrossSource {
         }
         let (send, next) = match self.kind {
             Kind::Cbr => (true, now + from_secs(self.interval).max(1)),
-            Kind::Poisson => (true, now + from_secs(exponential(&mut self.rng, self.interval)).max(1)),
-            Kind::OnOff { mean_on, mean_off, shape } => {
+            Kind::Poisson => (
+                true,
+                now + from_secs(exponential(&mut self.rng, self.interval)).max(1),
+            ),
+            Kind::OnOff {
+                mean_on,
+                mean_off,
+                shape,
+            } => {
                 if now < self.on_until {
                     (true, now + from_secs(self.interval).max(1))
                 } else if self.on_until == 0 || now >= self.on_until {
                     // The on period ended (or never began): draw an off period, then the next on period.
-                    let off = if self.on_until == 0 { 0.0 } else { pareto(&mut self.rng, mean_off, shape) };
+                    let off = if self.on_until == 0 {
+                        0.0
+                    } else {
+                        pareto(&mut self.rng, mean_off, shape)
+                    };
                     let start = now + from_secs(off);
                     self.on_until = start + from_secs(pareto(&mut self.rng, mean_on, shape)).max(1);
                     (false, start.max(now + 1))
@@ -91,6 +114,9 @@ impl CrossSource {
                 }
             }
         };
-        (send, Some(next).filter(|t| self.stop.is_none_or(|s| *t < s)))
+        (
+            send,
+            Some(next).filter(|t| self.stop.is_none_or(|s| *t < s)),
+        )
     }
 }

@@ -48,7 +48,10 @@ fn throughput_law_exponent_under_random_loss() {
             spec.links[0].loss = p;
             spec.measure = [20.0, 300.0];
             let r = run(&spec);
-            assert_eq!(r.links[0].drops, 0, "queue drops: capacity would be limiting");
+            assert_eq!(
+                r.links[0].drops, 0,
+                "queue drops: capacity would be limiting"
+            );
             let e = b.loss_exponent();
             let theory = (b.alpha / b.beta).powf(e) / (0.05 * p.powf(e)) * 1448.0 * 8.0;
             eprintln!(
@@ -62,7 +65,10 @@ fn throughput_law_exponent_under_random_loss() {
         let e = -loglog_slope(&ps, &goodput);
         let expect = b.loss_exponent();
         eprintln!("{cc}: fitted exponent {e:.4}, theory {expect:.4}");
-        assert!((e - expect).abs() <= 0.15 * expect, "{cc}: exponent {e:.4} vs {expect:.4}");
+        assert!(
+            (e - expect).abs() <= 0.15 * expect,
+            "{cc}: exponent {e:.4} vs {expect:.4}"
+        );
     }
 }
 
@@ -82,7 +88,14 @@ fn b1_mean_ratio(cc: &str, params: &[(&str, f64)]) -> f64 {
     let bdp = (rate * 0.05 / 8.0 / 1000.0).round() as u32;
     let mut ratios = Vec::new();
     for seed in 1..=5 {
-        let mut spec = dumbbell(rate, bdp, "red", vec![mk("newreno", 0, &[]), mk(cc, 1, params)], 200.0, seed);
+        let mut spec = dumbbell(
+            rate,
+            bdp,
+            "red",
+            vec![mk("newreno", 0, &[]), mk(cc, 1, params)],
+            200.0,
+            seed,
+        );
         spec.measure = [50.0, 200.0];
         let r = run(&spec);
         ratios.push(r.flows[0].goodput_bps / r.flows[1].goodput_bps);
@@ -103,6 +116,12 @@ fn k_plus_l_rule_over_red() {
     // k + l = 1.5 (k = l = 0.75): less aggressive (λ ∝ p^(−2/5)) → ratio > 1. α 1, β ½ as SQRT.
     let half = b1_mean_ratio("binomial", &[("k", 0.25), ("l", 0.25)]);
     let three_halves = b1_mean_ratio("binomial", &[("k", 0.75), ("l", 0.75)]);
-    assert!(half < 1.0, "k+l = 0.5: TCP/binomial {half:.3} should be < 1");
-    assert!(three_halves > 1.0, "k+l = 1.5: TCP/binomial {three_halves:.3} should be > 1");
+    assert!(
+        half < 1.0,
+        "k+l = 0.5: TCP/binomial {half:.3} should be < 1"
+    );
+    assert!(
+        three_halves > 1.0,
+        "k+l = 1.5: TCP/binomial {three_halves:.3} should be > 1"
+    );
 }

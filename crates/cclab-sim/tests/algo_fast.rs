@@ -52,5 +52,9 @@ fn three_flows_equilibrium_queue_fairness_no_loss() {
     assert!((q - 60.0).abs() <= 0.15 * 60.0, "mean queue {q:.1}");
     assert!(j >= 0.95, "Jain {j:.4}");
     // Equilibrium also implies the link is full (α > 0 packets are always queued).
-    assert!(r.links[0].utilization > 0.98, "utilization {}", r.links[0].utilization);
+    assert!(
+        r.links[0].utilization > 0.98,
+        "utilization {}",
+        r.links[0].utilization
+    );
 }

@@ -25,7 +25,10 @@ fn l5(cc: &str) -> (f64, Vec<f64>, cclab_sim::RunResult) {
     let j = jain(&rates);
     eprintln!(
         "{cc}: Jain {j:.4}, goodput Mbit/s {:?}, util {:.3}, mean queue {:.0} pkts, timeouts {:?}",
-        rates.iter().map(|x| (x / 1e5).round() / 10.0).collect::<Vec<_>>(),
+        rates
+            .iter()
+            .map(|x| (x / 1e5).round() / 10.0)
+            .collect::<Vec<_>>(),
         r.links[0].utilization,
         r.links[0].mean_queue_pkts,
         r.flows.iter().map(|f| f.timeouts).collect::<Vec<_>>()
@@ -44,7 +47,11 @@ fn rtt_fair_and_fairer_than_newreno() {
     let last: Vec<f64> = (0..5)
         .map(|f| {
             let fl = &r.flow_series.columns["flow"];
-            (0..r.flow_series.rows).rev().find(|&i| fl[i] as usize == f).map(|i| c[i]).unwrap()
+            (0..r.flow_series.rows)
+                .rev()
+                .find(|&i| fl[i] as usize == f)
+                .map(|i| c[i])
+                .unwrap()
         })
         .collect();
     for (f, c) in last.iter().enumerate() {
@@ -52,11 +59,17 @@ fn rtt_fair_and_fairer_than_newreno() {
     }
     // Issue 3: Jain ≥ 0.9 for Libra and above NewReno's on the same scenario.
     assert!(j_libra >= 0.9, "Libra Jain {j_libra:.4}");
-    assert!(j_libra > j_reno, "Libra Jain {j_libra:.4} not above NewReno's {j_reno:.4}");
+    assert!(
+        j_libra > j_reno,
+        "Libra Jain {j_libra:.4} not above NewReno's {j_reno:.4}"
+    );
     // NewReno's RTT bias. The full 3333-packet buffer adds ≈ 320 ms of queueing to every RTT, so the
     // bias is milder than the propagation delays suggest: throughput ∝ 1/RTT gives the 20 ms flow
     // (0.40 + 0.32) / (0.02 + 0.32) ≈ 2.1× the 400 ms flow's share. Asserted ≥ 1.5×: the middle flows'
     // order is noise (which of 20/160 ms gets the most changes with single loss events).
-    assert!(reno_rates[0] > 1.5 * reno_rates[4], "NewReno rates {reno_rates:?}");
+    assert!(
+        reno_rates[0] > 1.5 * reno_rates[4],
+        "NewReno rates {reno_rates:?}"
+    );
     assert!(r.links[0].utilization > 0.95);
 }

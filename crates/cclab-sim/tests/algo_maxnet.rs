@@ -5,7 +5,10 @@ use common::*;
 
 const MU: f64 = 0.94;
 
-fn maxnet_dumbbell(flows: Vec<cclab_sim::spec::FlowSpec>, duration: f64) -> cclab_sim::spec::RunSpec {
+fn maxnet_dumbbell(
+    flows: Vec<cclab_sim::spec::FlowSpec>,
+    duration: f64,
+) -> cclab_sim::spec::RunSpec {
     let rate = 100e6;
     let mut s = dumbbell(rate, bdp_pkts(rate, 0.056), "maxnet", flows, duration, 1);
     s.measure = [5.0, duration];
@@ -16,7 +19,10 @@ fn maxnet_dumbbell(flows: Vec<cclab_sim::spec::FlowSpec>, duration: f64) -> ccla
 fn one_flow_runs_at_mu_with_an_empty_queue() {
     let r = run(&maxnet_dumbbell(vec![flow("maxnet", 0.028, 0)], 20.0));
     let l = &r.links[0];
-    eprintln!("maxnet 1 flow: utilisation {:.4}, mean queue {:.3}, drops {}", l.utilization, l.mean_queue_pkts, l.drops);
+    eprintln!(
+        "maxnet 1 flow: utilisation {:.4}, mean queue {:.3}, drops {}",
+        l.utilization, l.mean_queue_pkts, l.drops
+    );
     // The price integrator drives the arrival rate to μ·C; the virtual queue, not the real one, holds
     // the price, so the real queue stays near zero.
     assert!((l.utilization - MU).abs() <= 0.03);
@@ -26,7 +32,11 @@ fn one_flow_runs_at_mu_with_an_empty_queue() {
 
 #[test]
 fn rtt_fair_two_long_one_short() {
-    let flows = vec![flow("maxnet", 0.056, 0), flow("maxnet", 0.056, 0), flow("maxnet", 0.028, 1)];
+    let flows = vec![
+        flow("maxnet", 0.056, 0),
+        flow("maxnet", 0.056, 0),
+        flow("maxnet", 0.028, 1),
+    ];
     let r = run(&maxnet_dumbbell(flows, 20.0));
     let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     eprintln!("maxnet 56/56/28 ms goodputs {g:?}, Jain {:.4}", jain(&g));
@@ -57,7 +67,11 @@ fn yields_to_unresponsive_udp_within_two_seconds() {
     let at = |x: f64| sent[t.iter().position(|v| (*v - x).abs() < 1e-6).unwrap()];
     let wire = (at(25.0) - at(12.0)) * 8.0 / 13.0;
     let want = MU * rate - udp;
-    eprintln!("maxnet with 47 Mbit/s UDP: {:.2} Mbit/s, μC − UDP = {:.2}", wire / 1e6, want / 1e6);
+    eprintln!(
+        "maxnet with 47 Mbit/s UDP: {:.2} Mbit/s, μC − UDP = {:.2}",
+        wire / 1e6,
+        want / 1e6
+    );
     assert!((wire / want - 1.0).abs() <= 0.10);
 }
 
@@ -66,7 +80,12 @@ fn parking_lot_rates_are_max_min_fair() {
     // Link 0: 100 Mbit/s, link 1: 50 Mbit/s; flow A crosses both, B only link 0, C only link 1.
     // Max-min at μC: link 1 (47 Mbit/s) is the tightest: A = C = 23.5; B takes the rest of link 0: 70.5.
     let mut spec = dumbbell(100e6, 500, "maxnet", vec![], 20.0, 1);
-    spec.links = vec![link(100e6, 500, "maxnet"), link(50e6, 500, "maxnet"), link(100e6, 500, "droptail"), link(50e6, 500, "droptail")];
+    spec.links = vec![
+        link(100e6, 500, "maxnet"),
+        link(50e6, 500, "maxnet"),
+        link(100e6, 500, "droptail"),
+        link(50e6, 500, "droptail"),
+    ];
     let mut a = flow("maxnet", 0.04, 0);
     a.path = vec![0, 1];
     a.ack_path = vec![3, 2];
@@ -81,7 +100,11 @@ fn parking_lot_rates_are_max_min_fair() {
     let r = run(&spec);
     let got: Vec<f64> = r.flows.iter().map(|f| f.throughput_bps).collect();
     let want = [23.5e6, 70.5e6, 23.5e6];
-    eprintln!("parking lot wire rates {:?} Mbit/s, max-min {:?}", got.iter().map(|x| x / 1e6).collect::<Vec<_>>(), want.map(|x| x / 1e6));
+    eprintln!(
+        "parking lot wire rates {:?} Mbit/s, max-min {:?}",
+        got.iter().map(|x| x / 1e6).collect::<Vec<_>>(),
+        want.map(|x| x / 1e6)
+    );
     for (g, w) in got.iter().zip(want) {
         assert!((g / w - 1.0).abs() <= 0.10, "{g} vs {w}");
     }

@@ -10,9 +10,21 @@ fn arb_spec() -> impl Strategy<Value = cclab_sim::spec::RunSpec> {
         prop::sample::select(vec!["droptail", "red"]),
         1e6f64..50e6,
         2u32..200,
-        prop::collection::vec((0.002f64..0.3, prop::sample::select(vec!["newreno", "reno", "sack"]), 0u32..3, prop::option::of(1_000u64..200_000)), 1..5),
+        prop::collection::vec(
+            (
+                0.002f64..0.3,
+                prop::sample::select(vec!["newreno", "reno", "sack"]),
+                0u32..3,
+                prop::option::of(1_000u64..200_000),
+            ),
+            1..5,
+        ),
         0.0f64..0.05,
-        prop::option::of((prop::sample::select(vec!["cbr", "poisson", "onoff"]), 0.1f64..0.9, any::<bool>())),
+        prop::option::of((
+            prop::sample::select(vec!["cbr", "poisson", "onoff"]),
+            0.1f64..0.9,
+            any::<bool>(),
+        )),
         1u32..3,
     )
         .prop_map(|(seed, queue, rate, buf, flows, loss, cross, delack)| {
@@ -21,7 +33,11 @@ fn arb_spec() -> impl Strategy<Value = cclab_sim::spec::RunSpec> {
                 .enumerate()
                 .map(|(i, (rtt, cc, start, size))| {
                     let mut f = flow(cc, rtt, i as u32);
-                    f.start = if start == 0 { StartSpec::At(0.0) } else { StartSpec::Uniform([0.0, start as f64]) };
+                    f.start = if start == 0 {
+                        StartSpec::At(0.0)
+                    } else {
+                        StartSpec::Uniform([0.0, start as f64])
+                    };
                     f.size = size;
                     f.transport.delayed_ack = delack;
                     f

@@ -78,7 +78,8 @@ impl Receiver {
         self.ce_pending |= seg.ce;
         self.last = Some((*seg, now));
         let seq = seg.seq;
-        let mut immediate = seg.flags & (flags::ACK_NOW | flags::PAIR_FIRST | flags::PAIR_SECOND) != 0;
+        let mut immediate =
+            seg.flags & (flags::ACK_NOW | flags::PAIR_FIRST | flags::PAIR_SECOND) != 0;
         if seq < self.rcv_nxt {
             // Duplicate (spurious retransmission): ACK at once so the sender learns (RFC 5681 §4.2).
             immediate = true;
@@ -141,7 +142,15 @@ impl Receiver {
                 r.last_update = stamp;
             }
             (false, false) => {
-                self.ooo.insert(right, Range { start: seq, end: seq + 1, bytes, last_update: stamp });
+                self.ooo.insert(
+                    right,
+                    Range {
+                        start: seq,
+                        end: seq + 1,
+                        bytes,
+                        last_update: stamp,
+                    },
+                );
             }
         }
     }
@@ -187,7 +196,10 @@ impl Receiver {
                 }
             }
             for &i in &top[..n] {
-                ack.sack[ack.n_sack as usize] = SackBlock { start: self.ooo[i].start, end: self.ooo[i].end };
+                ack.sack[ack.n_sack as usize] = SackBlock {
+                    start: self.ooo[i].start,
+                    end: self.ooo[i].end,
+                };
                 ack.n_sack += 1;
             }
         }
@@ -216,12 +228,20 @@ mod tests {
     use super::*;
 
     fn seg(seq: u64) -> DataSegment {
-        DataSegment { seq, payload: 1000, ts: seq * 10, ..Default::default() }
+        DataSegment {
+            seq,
+            payload: 1000,
+            ts: seq * 10,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn in_order_every_packet_acked() {
-        let mut r = Receiver::new(&Config { delayed_ack: 1, ..Config::default() });
+        let mut r = Receiver::new(&Config {
+            delayed_ack: 1,
+            ..Config::default()
+        });
         for s in 0..3 {
             r.handle_data(s, &seg(s));
             let a = r.poll_ack(s).unwrap();
@@ -233,7 +253,11 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_packet_and_timer() {
-        let mut r = Receiver::new(&Config { delayed_ack: 2, delack_timeout: 200, ..Config::default() });
+        let mut r = Receiver::new(&Config {
+            delayed_ack: 2,
+            delack_timeout: 200,
+            ..Config::default()
+        });
         r.handle_data(0, &seg(0));
         assert!(r.poll_ack(0).is_none());
         assert_eq!(r.poll_timeout(), Some(200));
@@ -261,10 +285,23 @@ mod tests {
             let a = r.poll_ack(k).unwrap();
             let mut all: Vec<&Range> = r.ooo.iter().collect();
             all.sort_by_key(|q| std::cmp::Reverse(q.last_update));
-            let want: Vec<SackBlock> =
-                all.iter().take(MAX_SACK_BLOCKS).map(|g| SackBlock { start: g.start, end: g.end }).collect();
-            assert_eq!(&a.sack[..a.n_sack as usize], &want[..], "after {k} arrivals");
-            assert!(a.sack[0].start <= seq && seq < a.sack[0].end, "first block holds the newest arrival");
+            let want: Vec<SackBlock> = all
+                .iter()
+                .take(MAX_SACK_BLOCKS)
+                .map(|g| SackBlock {
+                    start: g.start,
+                    end: g.end,
+                })
+                .collect();
+            assert_eq!(
+                &a.sack[..a.n_sack as usize],
+                &want[..],
+                "after {k} arrivals"
+            );
+            assert!(
+                a.sack[0].start <= seq && seq < a.sack[0].end,
+                "first block holds the newest arrival"
+            );
         }
         assert!(r.ooo.len() > 100);
     }

@@ -128,7 +128,12 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(cfg: Config, cc: Box<dyn CongestionControl>, size_bytes: Option<u64>, _now: Nanos) -> Sender {
+    pub fn new(
+        cfg: Config,
+        cc: Box<dyn CongestionControl>,
+        size_bytes: Option<u64>,
+        _now: Nanos,
+    ) -> Sender {
         let mss = cfg.mss.max(1) as u64;
         let (total_pkts, last_payload) = match size_bytes {
             None => (None, cfg.mss),
@@ -239,7 +244,11 @@ impl Sender {
 
     fn window(&self) -> u64 {
         let w = self.cc.cwnd().floor();
-        let w = if w.is_finite() { w.max(1.0) as u64 } else { u64::MAX };
+        let w = if w.is_finite() {
+            w.max(1.0) as u64
+        } else {
+            u64::MAX
+        };
         w.min(self.cfg.max_window as u64)
     }
 
@@ -334,7 +343,8 @@ impl Sender {
             self.n_retx += 1;
             self.stats.retransmits += 1;
             if self.cfg.sack && self.recovery == Recovery::Sack {
-                self.retx_fences.push_back((seq, self.snd_nxt, self.episode));
+                self.retx_fences
+                    .push_back((seq, self.snd_nxt, self.episode));
             }
             self.retx_cursor = seq + 1;
         } else {
@@ -418,7 +428,11 @@ impl Sender {
         self.inflation = 0;
         self.pair_pending = false;
         self.next_send = now;
-        self.cc.on_timeout(&TimeoutEvent { now, in_flight, backoffs: self.backoffs });
+        self.cc.on_timeout(&TimeoutEvent {
+            now,
+            in_flight,
+            backoffs: self.backoffs,
+        });
     }
 
     fn rtt_sample(&mut self, r: Nanos) {
@@ -479,7 +493,11 @@ impl Sender {
                 i += 1;
                 continue;
             }
-            let gap_end = if i < self.known.len() { self.known[i].start.min(e) } else { e };
+            let gap_end = if i < self.known.len() {
+                self.known[i].start.min(e)
+            } else {
+                e
+            };
             n += self.mark_sacked(s, gap_end);
             s = gap_end;
         }
@@ -540,7 +558,9 @@ impl Sender {
                 break;
             }
             self.retx_fences.pop_front();
-            if seq >= self.snd_una && self.board[(seq - self.snd_una) as usize] & (RETX | SACKED) == RETX {
+            if seq >= self.snd_una
+                && self.board[(seq - self.snd_una) as usize] & (RETX | SACKED) == RETX
+            {
                 self.stats.lost_retransmits += 1;
                 self.mark_lost(seq);
                 if episode == self.episode {
@@ -623,7 +643,11 @@ impl Sender {
                 b.start = b.start.max(cum);
             }
             self.backoffs = 0;
-            self.rto_deadline = if self.outstanding() > 0 { Some(now + self.rto) } else { None };
+            self.rto_deadline = if self.outstanding() > 0 {
+                Some(now + self.rto)
+            } else {
+                None
+            };
         }
         let mut sack_new = 0;
         if self.cfg.sack {
@@ -750,7 +774,12 @@ mod tests {
     use cclab_cc::params::Params;
 
     fn sender(recovery: Recovery, sack: bool) -> Sender {
-        let cfg = Config { recovery, sack, initial_cwnd: 10.0, ..Config::default() };
+        let cfg = Config {
+            recovery,
+            sack,
+            initial_cwnd: 10.0,
+            ..Config::default()
+        };
         let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
         Sender::new(cfg, cc, None, 0)
     }
@@ -765,7 +794,14 @@ mod tests {
         let w = drain(&mut s, 1);
         assert_eq!(w.len(), 10);
         assert_eq!(w[0].flags & flags::FIRST, flags::FIRST);
-        s.handle_ack(100, &AckSegment { cum_ack: 1, ts_echo: 1, ..Default::default() });
+        s.handle_ack(
+            100,
+            &AckSegment {
+                cum_ack: 1,
+                ts_echo: 1,
+                ..Default::default()
+            },
+        );
         // slow start: one acked packet opens two slots
         assert_eq!(drain(&mut s, 100).len(), 2);
         assert_eq!(s.srtt(), 99);
@@ -775,7 +811,12 @@ mod tests {
     fn sack_scoreboard_counts() {
         let mut s = sender(Recovery::Sack, true);
         drain(&mut s, 1);
-        let mut ack = AckSegment { cum_ack: 0, ts_echo: 1, n_sack: 1, ..Default::default() };
+        let mut ack = AckSegment {
+            cum_ack: 0,
+            ts_echo: 1,
+            n_sack: 1,
+            ..Default::default()
+        };
         for e in 2..=4u64 {
             ack.sack[0] = SackBlock { start: 1, end: e };
             s.handle_ack(10, &ack);

@@ -38,7 +38,12 @@ struct Pair {
 
 impl Pair {
     fn new(recovery: Recovery, size: u64) -> Pair {
-        let cfg = Config { recovery, sack: recovery == Recovery::Sack, initial_cwnd: 10.0, ..Config::default() };
+        let cfg = Config {
+            recovery,
+            sack: recovery == Recovery::Sack,
+            initial_cwnd: 10.0,
+            ..Config::default()
+        };
         let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
         Pair {
             r: Receiver::new(&cfg),
@@ -77,7 +82,8 @@ impl Pair {
         }
         while let Some(a) = self.r.poll_ack(self.now) {
             self.acks_seen += 1;
-            if self.drop_every_nth_ack > 0 && self.acks_seen.is_multiple_of(self.drop_every_nth_ack) {
+            if self.drop_every_nth_ack > 0 && self.acks_seen.is_multiple_of(self.drop_every_nth_ack)
+            {
                 continue;
             }
             self.acks.push((self.now + self.delay, a));
@@ -90,8 +96,21 @@ impl Pair {
         while !self.s.is_finished() {
             let next_data = self.data.iter().map(|d| d.0).min();
             let next_ack = self.acks.iter().map(|a| a.0).min();
-            let t = [next_data, next_ack, self.s.poll_timeout(), self.r.poll_timeout()].into_iter().flatten().min().expect("something pending");
-            assert!(t <= deadline, "transfer did not finish by {deadline} ns (snd_una {})", self.s.snd_una());
+            let t = [
+                next_data,
+                next_ack,
+                self.s.poll_timeout(),
+                self.r.poll_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("something pending");
+            assert!(
+                t <= deadline,
+                "transfer did not finish by {deadline} ns (snd_una {})",
+                self.s.snd_una()
+            );
             self.now = t.max(self.now);
             if let Some(i) = self.data.iter().position(|d| d.0 <= self.now) {
                 let (_, d) = self.data.remove(i);
@@ -127,7 +146,11 @@ impl Pair {
 const SIZE: u64 = 300 * 1448;
 
 fn check_delivery(p: &Pair) {
-    assert_eq!(p.r.delivered_bytes(), SIZE, "every byte delivered once, in order");
+    assert_eq!(
+        p.r.delivered_bytes(),
+        SIZE,
+        "every byte delivered once, in order"
+    );
     assert_eq!(p.s.stats().acked_bytes, SIZE);
 }
 
@@ -139,7 +162,11 @@ fn one_loss_one_fast_retransmit_no_timeout() {
         p.run(60 * 1_000_000_000);
         check_delivery(&p);
         let st = p.s.stats();
-        assert_eq!((st.retransmits, st.timeouts, st.fast_recoveries), (1, 0, 1), "{rec:?}");
+        assert_eq!(
+            (st.retransmits, st.timeouts, st.fast_recoveries),
+            (1, 0, 1),
+            "{rec:?}"
+        );
     }
 }
 
@@ -152,7 +179,11 @@ fn burst_of_losses_is_one_event_without_timeout() {
         check_delivery(&p);
         let st = p.s.stats();
         // One loss event for the whole window (cwnd halved once), each lost packet resent once.
-        assert_eq!((st.retransmits, st.timeouts, st.fast_recoveries), (5, 0, 1), "{rec:?}");
+        assert_eq!(
+            (st.retransmits, st.timeouts, st.fast_recoveries),
+            (5, 0, 1),
+            "{rec:?}"
+        );
     }
 }
 
@@ -168,7 +199,10 @@ fn sack_repairs_a_burst_faster_than_newreno() {
         p.passed_watch.unwrap()
     };
     let (sack, newreno) = (time(Recovery::Sack), time(Recovery::NewReno));
-    assert!(sack + 3 * 40 * NS_PER_MS <= newreno, "SACK {sack} vs NewReno {newreno}");
+    assert!(
+        sack + 3 * 40 * NS_PER_MS <= newreno,
+        "SACK {sack} vs NewReno {newreno}"
+    );
 }
 
 #[test]
@@ -208,8 +242,16 @@ fn each_lost_retransmission_episode_reduces_the_window_again() {
     assert_eq!((st.fast_recoveries, st.retx_loss_events), (4, 3), "{st:?}");
     let w = p.cwnd_before_loss;
     assert!(w >= 20.0, "slow start reached {w}");
-    assert!(p.min_cwnd_after_loss <= w / 8.0 + 1.0, "W {w}, smallest after {}", p.min_cwnd_after_loss);
-    assert!(p.max_cwnd_after_loss <= w, "a loss raised the window: W {w}, max after {}", p.max_cwnd_after_loss);
+    assert!(
+        p.min_cwnd_after_loss <= w / 8.0 + 1.0,
+        "W {w}, smallest after {}",
+        p.min_cwnd_after_loss
+    );
+    assert!(
+        p.max_cwnd_after_loss <= w,
+        "a loss raised the window: W {w}, max after {}",
+        p.max_cwnd_after_loss
+    );
 }
 
 #[test]
@@ -227,7 +269,11 @@ fn a_loss_after_a_long_stall_never_raises_the_window() {
     assert_eq!(st.timeouts, 0, "{st:?}");
     assert!(p.loss_steps.len() >= 2, "{st:?}");
     for &(before, after) in &p.loss_steps {
-        assert!(after <= before, "a loss event raised the window from {before} to {after}: {:?}", p.loss_steps);
+        assert!(
+            after <= before,
+            "a loss event raised the window from {before} to {after}: {:?}",
+            p.loss_steps
+        );
     }
 }
 
@@ -283,7 +329,10 @@ fn ack_loss_is_covered_by_cumulative_acks() {
     // *final* ACK cannot be covered; then the tail is resent once by the RTO.
     let st = p.s.stats();
     assert_eq!(st.fast_recoveries, 0);
-    assert!(st.retransmits <= 1 && st.retransmits == st.timeouts, "{st:?}");
+    assert!(
+        st.retransmits <= 1 && st.retransmits == st.timeouts,
+        "{st:?}"
+    );
 }
 
 #[test]
@@ -292,7 +341,11 @@ fn rto_follows_rfc_6298_after_samples() {
     p.run(10 * 1_000_000_000);
     // SRTT = 40 ms propagation + serialisation + the slow-start queue of the 10 Mbit/s link (≤ 20
     // packets × 1.2 ms); RTTVAR small; RTO = SRTT + 4·RTTVAR clamps to min_rto (200 ms).
-    assert!(p.s.srtt() > 40 * NS_PER_MS && p.s.srtt() < 65 * NS_PER_MS, "{}", p.s.srtt());
+    assert!(
+        p.s.srtt() > 40 * NS_PER_MS && p.s.srtt() < 65 * NS_PER_MS,
+        "{}",
+        p.s.srtt()
+    );
     assert_eq!(p.s.rto(), 200 * NS_PER_MS);
 }
 

@@ -27,7 +27,9 @@
 //!    w/20 packets per RTT); kept (`initial_cnt`).
 //! 4. Slow start and RTO as Reno (Linux: `tcp_slow_start`, `tcp_reno_undo_cwnd`-free RTO).
 
-use crate::cc::{reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 
 pub struct Bic {
@@ -131,8 +133,16 @@ impl CongestionControl for Bic {
     }
     fn on_loss(&mut self, _ev: &LossEvent) {
         let w = self.cwnd;
-        self.last_max = if w < self.last_max && self.fast_convergence { w * (1.0 + self.beta) / 2.0 } else { w };
-        self.cwnd = if w <= self.low_window { (w / 2.0).max(2.0) } else { (w * self.beta).max(2.0) };
+        self.last_max = if w < self.last_max && self.fast_convergence {
+            w * (1.0 + self.beta) / 2.0
+        } else {
+            w
+        };
+        self.cwnd = if w <= self.low_window {
+            (w / 2.0).max(2.0)
+        } else {
+            (w * self.beta).max(2.0)
+        };
         self.ssthresh = self.cwnd;
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
@@ -151,7 +161,10 @@ mod tests {
     /// One RTT of ACKs (one per packet of the window at the RTT's start).
     fn rtt(b: &mut Bic) {
         for _ in 0..(b.cwnd().floor() as usize) {
-            b.on_ack(&AckSample { newly_acked: 1, ..Default::default() });
+            b.on_ack(&AckSample {
+                newly_acked: 1,
+                ..Default::default()
+            });
         }
     }
 
@@ -193,7 +206,10 @@ mod tests {
         let (w0, inc0) = incs[0];
         assert!((inc0 - 16.0).abs() < 0.2, "additive phase: +{inc0} at {w0}");
         // Find the first RTT in the binary-search phase and check the distance shrinks by ≈ 1/4.
-        let k = incs.iter().position(|&(w, _)| (1000.0 - w) / 4.0 <= 16.0).unwrap();
+        let k = incs
+            .iter()
+            .position(|&(w, _)| (1000.0 - w) / 4.0 <= 16.0)
+            .unwrap();
         for &(w, inc) in &incs[k..k + 3] {
             // Per ACK the window grows by (W_max − w)/(B·w), so over one window of ACKs the distance
             // decays continuously: growth = d·(1 − e^(−1/B)) = 0.221·d, not the discrete d/B = 0.25·d.
@@ -201,7 +217,10 @@ mod tests {
             let want = d * (1.0 - (-0.25f64).exp());
             if d > 4.0 {
                 // 3 %: floor(w) ACKs per round instead of exactly w.
-                assert!((inc / want - 1.0).abs() < 0.03, "at {w}: +{inc}, want {want}");
+                assert!(
+                    (inc / want - 1.0).abs() < 0.03,
+                    "at {w}: +{inc}, want {want}"
+                );
             }
         }
         // Near W_max the search creeps (B/smooth_part = 0.2 packets per RTT): it reaches the old
@@ -211,11 +230,19 @@ mod tests {
             let w0 = b.cwnd();
             rtt(&mut b);
             if 1000.0 - w0 < 3.0 {
-                assert!((b.cwnd() - w0) < 0.25, "creep near W_max: +{} at {w0}", b.cwnd() - w0);
+                assert!(
+                    (b.cwnd() - w0) < 0.25,
+                    "creep near W_max: +{} at {w0}",
+                    b.cwnd() - w0
+                );
             }
             n += 1;
         }
-        assert!(b.cwnd() >= 1000.0 && b.cwnd() < 1000.3, "{} after {n} more RTTs", b.cwnd());
+        assert!(
+            b.cwnd() >= 1000.0 && b.cwnd() < 1000.3,
+            "{} after {n} more RTTs",
+            b.cwnd()
+        );
         // Max probing: increments grow again once past W_max + B and reach S_max.
         let mut last = 0.0;
         for _ in 0..60 {
@@ -223,7 +250,10 @@ mod tests {
             rtt(&mut b);
             last = b.cwnd() - w0;
         }
-        assert!((last - 16.0).abs() < 0.2, "probing capped at S_max: +{last}");
+        assert!(
+            (last - 16.0).abs() < 0.2,
+            "probing capped at S_max: +{last}"
+        );
     }
 
     #[test]

@@ -51,11 +51,26 @@ pub struct BinomialParams {
 
 impl BinomialParams {
     /// TCP AIMD: k 0, l 1, α 1, β ½.
-    pub const AIMD: BinomialParams = BinomialParams { k: 0.0, l: 1.0, alpha: 1.0, beta: 0.5 };
+    pub const AIMD: BinomialParams = BinomialParams {
+        k: 0.0,
+        l: 1.0,
+        alpha: 1.0,
+        beta: 0.5,
+    };
     /// IIAD: k 1, l 0, α 1.5, β 1 (paper §III.B).
-    pub const IIAD: BinomialParams = BinomialParams { k: 1.0, l: 0.0, alpha: 1.5, beta: 1.0 };
+    pub const IIAD: BinomialParams = BinomialParams {
+        k: 1.0,
+        l: 0.0,
+        alpha: 1.5,
+        beta: 1.0,
+    };
     /// SQRT: k ½, l ½, α 1, β ½ (DECISION 6).
-    pub const SQRT: BinomialParams = BinomialParams { k: 0.5, l: 0.5, alpha: 1.0, beta: 0.5 };
+    pub const SQRT: BinomialParams = BinomialParams {
+        k: 0.5,
+        l: 0.5,
+        alpha: 1.0,
+        beta: 0.5,
+    };
 
     /// Eq. 7's exponent: λ ∝ p^(−1/(k+l+1)).
     pub fn loss_exponent(&self) -> f64 {
@@ -175,11 +190,17 @@ mod tests {
     use crate::params::ParamValue;
 
     fn ack(n: u32) -> AckSample {
-        AckSample { newly_acked: n, cum_advanced: true, ..Default::default() }
+        AckSample {
+            newly_acked: n,
+            cum_advanced: true,
+            ..Default::default()
+        }
     }
 
     fn params(kv: &[(&str, f64)]) -> Params {
-        kv.iter().map(|(k, v)| (k.to_string(), ParamValue::Num(*v))).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), ParamValue::Num(*v)))
+            .collect()
     }
 
     /// A sender already in congestion avoidance at window `w`.
@@ -192,18 +213,30 @@ mod tests {
     #[test]
     fn per_ack_increment_is_alpha_over_w_to_k_plus_1() {
         // Exact arithmetic (one float operation each), so the tolerance is a few ulps.
-        for (name, k, alpha) in [("iiad", 1.0, 1.5), ("sqrt", 0.5, 1.0), ("binomial", 0.0, 1.0)] {
+        for (name, k, alpha) in [
+            ("iiad", 1.0, 1.5),
+            ("sqrt", 0.5, 1.0),
+            ("binomial", 0.0, 1.0),
+        ] {
             let mut b = in_ca(name, &Params::new(), 16.0);
             b.on_ack(&ack(1));
             let expect = 16.0 + alpha / 16f64.powf(k + 1.0);
-            assert!((b.cwnd() - expect).abs() < 1e-12, "{name}: {} vs {expect}", b.cwnd());
+            assert!(
+                (b.cwnd() - expect).abs() < 1e-12,
+                "{name}: {} vs {expect}",
+                b.cwnd()
+            );
         }
         // IIAD at w = 16: 1.5/256 exactly; SQRT: 1/64; AIMD: 1/16.
         let mut b = in_ca("iiad", &Params::new(), 16.0);
         b.on_ack(&ack(1));
         assert_eq!(b.cwnd() - 16.0, 1.5 / 256.0);
         // General (k, α): k = 0.25, α = 2 at w = 81 → 2 / 81^1.25 = 2 / 243.
-        let mut b = in_ca("binomial", &params(&[("k", 0.25), ("l", 0.75), ("alpha", 2.0)]), 81.0);
+        let mut b = in_ca(
+            "binomial",
+            &params(&[("k", 0.25), ("l", 0.75), ("alpha", 2.0)]),
+            81.0,
+        );
         b.on_ack(&ack(1));
         assert!((b.cwnd() - 81.0 - 2.0 / 243.0).abs() < 1e-12);
     }
@@ -232,7 +265,10 @@ mod tests {
 
     #[test]
     fn decrease_rule_and_floor() {
-        let ev = LossEvent { in_flight: 100, ..Default::default() };
+        let ev = LossEvent {
+            in_flight: 100,
+            ..Default::default()
+        };
         // IIAD: w − 1.
         let mut b = in_ca("iiad", &Params::new(), 100.0);
         b.on_loss(&ev);
@@ -246,7 +282,11 @@ mod tests {
         b.on_loss(&ev);
         assert_eq!(b.cwnd(), 50.0);
         // General: k 0.5, l 0.25, β 0.3 at w 16 → 16 − 0.3·2 = 15.4.
-        let mut b = in_ca("binomial", &params(&[("k", 0.5), ("l", 0.25), ("beta", 0.3)]), 16.0);
+        let mut b = in_ca(
+            "binomial",
+            &params(&[("k", 0.5), ("l", 0.25), ("beta", 0.3)]),
+            16.0,
+        );
         b.on_loss(&ev);
         assert!((b.cwnd() - 15.4).abs() < 1e-12);
         // Floor: IIAD at w = 1.5 would go to 0.5; stays at 1. Repeated losses stay at 1.
@@ -264,24 +304,44 @@ mod tests {
             b.on_ack(&ack(1));
         }
         assert_eq!(b.cwnd(), 20.0); // slow start: +1 per packet
-        b.on_loss(&LossEvent { in_flight: 20, ..Default::default() });
+        b.on_loss(&LossEvent {
+            in_flight: 20,
+            ..Default::default()
+        });
         assert_eq!((b.cwnd(), b.ssthresh()), (10.0, 10.0)); // DECISION 5: halved
-        b.on_loss(&LossEvent { in_flight: 10, ..Default::default() });
+        b.on_loss(&LossEvent {
+            in_flight: 10,
+            ..Default::default()
+        });
         assert_eq!(b.cwnd(), 9.0); // now in CA: IIAD −1
                                    // The literal rule on request.
         let mut p = Params::new();
-        p.insert("slow_start_decrease".into(), ParamValue::Str("binomial".into()));
+        p.insert(
+            "slow_start_decrease".into(),
+            ParamValue::Str("binomial".into()),
+        );
         let mut b = Binomial::new("iiad", 10.0, &p).unwrap();
-        b.on_loss(&LossEvent { in_flight: 10, ..Default::default() });
+        b.on_loss(&LossEvent {
+            in_flight: 10,
+            ..Default::default()
+        });
         assert_eq!(b.cwnd(), 9.0);
     }
 
     #[test]
     fn timeout_goes_to_one_and_slow_starts() {
         let mut b = in_ca("sqrt", &Params::new(), 40.0);
-        b.on_timeout(&TimeoutEvent { in_flight: 40, backoffs: 1, ..Default::default() });
+        b.on_timeout(&TimeoutEvent {
+            in_flight: 40,
+            backoffs: 1,
+            ..Default::default()
+        });
         assert_eq!((b.cwnd(), b.ssthresh()), (1.0, 20.0));
-        b.on_timeout(&TimeoutEvent { in_flight: 1, backoffs: 2, ..Default::default() });
+        b.on_timeout(&TimeoutEvent {
+            in_flight: 1,
+            backoffs: 2,
+            ..Default::default()
+        });
         assert_eq!(b.ssthresh(), 20.0); // a back-off keeps ssthresh
         b.on_ack(&ack(1));
         assert_eq!(b.cwnd(), 2.0);
@@ -290,8 +350,16 @@ mod tests {
     #[test]
     fn no_growth_in_recovery_or_app_limited() {
         let mut b = in_ca("iiad", &Params::new(), 10.0);
-        b.on_ack(&AckSample { newly_acked: 3, in_recovery: true, ..Default::default() });
-        b.on_ack(&AckSample { newly_acked: 3, app_limited: true, ..Default::default() });
+        b.on_ack(&AckSample {
+            newly_acked: 3,
+            in_recovery: true,
+            ..Default::default()
+        });
+        b.on_ack(&AckSample {
+            newly_acked: 3,
+            app_limited: true,
+            ..Default::default()
+        });
         assert_eq!(b.cwnd(), 10.0);
     }
 
@@ -301,7 +369,13 @@ mod tests {
         assert!(Binomial::new("sqrt", 10.0, &params(&[("alpha", 0.0)])).is_err());
         assert!(Binomial::new("iiad", 10.0, &params(&[("l", 1.5)])).is_err());
         let b = Binomial::new("sqrt", 10.0, &params(&[("beta", 1.0)])).unwrap();
-        assert_eq!(b.params(), BinomialParams { beta: 1.0, ..BinomialParams::SQRT });
+        assert_eq!(
+            b.params(),
+            BinomialParams {
+                beta: 1.0,
+                ..BinomialParams::SQRT
+            }
+        );
         assert!((BinomialParams::IIAD.loss_exponent() - 0.5).abs() < 1e-15);
         let mut out = Vec::new();
         b.state(&mut out);

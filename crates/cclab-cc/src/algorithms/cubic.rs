@@ -156,7 +156,12 @@ mod tests {
             let n = c.cwnd().floor().max(1.0) as usize;
             for i in 0..n {
                 let now = from_secs(t + rtt * i as f64 / n as f64);
-                c.on_ack(&AckSample { now, newly_acked: 1, srtt: from_secs(rtt), ..Default::default() });
+                c.on_ack(&AckSample {
+                    now,
+                    newly_acked: 1,
+                    srtt: from_secs(rtt),
+                    ..Default::default()
+                });
             }
             t += rtt;
             out.push((t, c.cwnd()));
@@ -167,7 +172,10 @@ mod tests {
     #[test]
     fn window_follows_the_cubic_between_losses() {
         let mut p = Params::new();
-        p.insert("tcp_friendly".into(), crate::params::ParamValue::Bool(false));
+        p.insert(
+            "tcp_friendly".into(),
+            crate::params::ParamValue::Bool(false),
+        );
         let mut c = Cubic::new(10.0, &p).unwrap();
         c.cwnd = 100.0;
         c.ssthresh = 50.0;
@@ -178,7 +186,10 @@ mod tests {
         for (t, w) in grow(&mut c, rtt, 0.0, 8.0) {
             // cwnd chases W(t + RTT) one RTT behind, so compare with W(t) (t = end of the round).
             let want = 0.4 * (t - k).powi(3) + 100.0;
-            assert!((w - want).abs() <= 0.05 * want, "t={t:.1}: cwnd {w:.2} vs W(t) {want:.2}");
+            assert!(
+                (w - want).abs() <= 0.05 * want,
+                "t={t:.1}: cwnd {w:.2} vs W(t) {want:.2}"
+            );
         }
         assert!((c.k - k).abs() < 1e-9);
     }
@@ -207,7 +218,14 @@ mod tests {
         let alpha = 3.0 * 0.3 / 1.7;
         let reno_like = w0 + alpha * rounds.len() as f64;
         let cubic_only = 0.4 * (t - c.k).powi(3) + c.w_max;
-        assert!(cubic_only < reno_like, "scenario must be in the friendly region");
-        assert!((c.cwnd() - reno_like).abs() < 0.1 * reno_like, "cwnd {} vs Reno-like {reno_like}", c.cwnd());
+        assert!(
+            cubic_only < reno_like,
+            "scenario must be in the friendly region"
+        );
+        assert!(
+            (c.cwnd() - reno_like).abs() < 0.1 * reno_like,
+            "cwnd {} vs Reno-like {reno_like}",
+            c.cwnd()
+        );
     }
 }

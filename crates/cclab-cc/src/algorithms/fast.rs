@@ -131,7 +131,11 @@ impl Fast {
         let gamma = r.f64_in("gamma", 0.5, 1e-6, 1.0)?;
         let eta_max = r.f64_in("eta_max", 0.25, 1e-9, 1.0)?;
         let eta_ack_scaling = r.bool("eta_ack_scaling", true)?;
-        let update = r.choice("update", "every_other_rtt", &["every_other_rtt", "interval"])?;
+        let update = r.choice(
+            "update",
+            "every_other_rtt",
+            &["every_other_rtt", "interval"],
+        )?;
         let interval = r.positive("update_interval", 0.02)?;
         let mi_threshold = r.f64_in("mi_threshold", 0.00075, 0.0, 10.0)?;
         let min_recovery_window = r.f64_in("min_recovery_window", 16.0, 1.0, 1e9)?;
@@ -199,7 +203,11 @@ impl Fast {
     }
 
     fn current_alpha(&self) -> f64 {
-        let base = if self.madison_alpha { (2.0 * self.max_rate_pkts_ms).max(8.0) } else { self.alpha_const };
+        let base = if self.madison_alpha {
+            (2.0 * self.max_rate_pkts_ms).max(8.0)
+        } else {
+            self.alpha_const
+        };
         if self.adaptive_alpha && self.queueing_delay() < self.alpha_zero_q {
             self.alpha_ratio * self.cwnd
         } else {
@@ -214,7 +222,11 @@ impl Fast {
             return;
         }
         let eta = (3.0 / self.cwnd).min(self.eta_max);
-        let weight = if self.eta_ack_scaling { 1.0 - (1.0 - eta).powi(acked.max(1) as i32) } else { eta };
+        let weight = if self.eta_ack_scaling {
+            1.0 - (1.0 - eta).powi(acked.max(1) as i32)
+        } else {
+            eta
+        };
         self.avg_rtt += weight * (rtt - self.avg_rtt);
     }
 
@@ -233,7 +245,14 @@ impl Fast {
             return;
         }
         self.alpha = self.current_alpha();
-        let t = Self::window_update(self.cwnd, self.base_rtt, self.avg_rtt, self.alpha, self.gamma).max(self.min_cwnd);
+        let t = Self::window_update(
+            self.cwnd,
+            self.base_rtt,
+            self.avg_rtt,
+            self.alpha,
+            self.gamma,
+        )
+        .max(self.min_cwnd);
         self.target = t;
         self.ramp_from = self.cwnd;
         if t <= self.cwnd {
@@ -271,7 +290,8 @@ impl CongestionControl for Fast {
 
     fn pacing_rate_bps(&self) -> Option<f64> {
         // DECISION 4.
-        (self.pacing && self.avg_rtt > 0.0).then(|| self.pacing_gain * self.cwnd * self.packet_bits / self.avg_rtt)
+        (self.pacing && self.avg_rtt > 0.0)
+            .then(|| self.pacing_gain * self.cwnd * self.packet_bits / self.avg_rtt)
     }
 
     fn on_send(&mut self, ctx: &mut SendCtx) {
@@ -353,7 +373,9 @@ impl CongestionControl for Fast {
     fn on_loss(&mut self, _ev: &LossEvent) {
         // DECISION 6.
         let w = self.cwnd;
-        self.cwnd = (w / 2.0).max(w.min(self.min_recovery_window)).max(self.min_cwnd.min(w));
+        self.cwnd = (w / 2.0)
+            .max(w.min(self.min_recovery_window))
+            .max(self.min_cwnd.min(w));
         self.ssthresh = self.cwnd;
         self.mi = false;
         self.target = self.cwnd;
@@ -384,7 +406,14 @@ impl CongestionControl for Fast {
         out.push(("q", self.queueing_delay()));
         out.push(("target_w", self.target));
         out.push(("avg_rtt", self.avg_rtt));
-        out.push(("base_rtt", if self.base_rtt.is_finite() { self.base_rtt } else { 0.0 }));
+        out.push((
+            "base_rtt",
+            if self.base_rtt.is_finite() {
+                self.base_rtt
+            } else {
+                0.0
+            },
+        ));
         out.push(("alpha", self.alpha));
     }
 }
@@ -396,7 +425,9 @@ mod tests {
     use crate::time::NS_PER_MS;
 
     fn params(kv: &[(&str, f64)]) -> Params {
-        kv.iter().map(|(k, v)| (k.to_string(), ParamValue::Num(*v))).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), ParamValue::Num(*v)))
+            .collect()
     }
 
     /// A synthetic path: every packet sent is acknowledged `rtt` later, one ACK per packet, in order.
@@ -410,14 +441,22 @@ mod tests {
 
     impl Feed {
         fn new() -> Self {
-            Feed { now: 0, seq: 0, delivered: 0 }
+            Feed {
+                now: 0,
+                seq: 0,
+                delivered: 0,
+            }
         }
         /// One RTT: send a window, then receive its ACKs, each carrying `rtt`.
         fn round(&mut self, f: &mut Fast, rtt: Nanos) {
             let n = f.cwnd().floor().max(1.0) as u64;
             let first = self.seq;
             for _ in 0..n {
-                f.on_send(&mut SendCtx { now: self.now, seq: self.seq, ..Default::default() });
+                f.on_send(&mut SendCtx {
+                    now: self.now,
+                    seq: self.seq,
+                    ..Default::default()
+                });
                 self.seq += 1;
             }
             self.now += rtt;
@@ -471,7 +510,12 @@ mod tests {
     #[test]
     fn updates_every_other_rtt_with_increase_spread_over_the_rtt() {
         // Start-up off (threshold 0), so the first ACK starts delay-based control.
-        let mut f = Fast::new(100.0, 1500, &params(&[("alpha", 20.0), ("mi_threshold", 0.0)])).unwrap();
+        let mut f = Fast::new(
+            100.0,
+            1500,
+            &params(&[("alpha", 20.0), ("mi_threshold", 0.0)]),
+        )
+        .unwrap();
         let mut feed = Feed::new();
         let rtt = 50 * NS_PER_MS;
         // Round 1: start-up exits on the first ACK (q = 0 ≥ 0) and begins a frozen epoch marked at the
@@ -520,7 +564,9 @@ mod tests {
         // w = 10 → η = min(3/10, 1/4) = 0.25; an ACK for 2 packets weighs 1 − 0.75² = 0.4375.
         f.on_rtt_sample(0.2, 2);
         assert!((f.avg_rtt - (0.1 + 0.4375 * 0.1)).abs() < 1e-15);
-        let p: Params = [("eta_ack_scaling".to_string(), ParamValue::Bool(false))].into_iter().collect();
+        let p: Params = [("eta_ack_scaling".to_string(), ParamValue::Bool(false))]
+            .into_iter()
+            .collect();
         let mut g = Fast::new(100.0, 1500, &p).unwrap();
         g.on_rtt_sample(0.1, 1);
         g.on_rtt_sample(0.2, 2);
@@ -553,21 +599,29 @@ mod tests {
         f.on_loss(&LossEvent::default());
         assert_eq!(f.cwnd(), 6.0); // small windows keep their size during recovery (w < 16)
         f.cwnd = 30.0;
-        f.on_timeout(&TimeoutEvent { in_flight: 30, backoffs: 1, ..Default::default() });
+        f.on_timeout(&TimeoutEvent {
+            in_flight: 30,
+            backoffs: 1,
+            ..Default::default()
+        });
         assert_eq!((f.cwnd(), f.ssthresh()), (1.0, 15.0));
     }
 
     #[test]
     fn madison_and_adaptive_alpha() {
-        let p: Params = [("alpha_rule".to_string(), ParamValue::Str("madison".into()))].into_iter().collect();
+        let p: Params = [("alpha_rule".to_string(), ParamValue::Str("madison".into()))]
+            .into_iter()
+            .collect();
         let mut f = Fast::new(10.0, 1500, &p).unwrap();
         assert_eq!(f.current_alpha(), 8.0);
         f.max_rate_pkts_ms = 12.5; // e.g. 150 Mbit/s of 1500-byte packets
         assert_eq!(f.current_alpha(), 25.0);
-        let p: Params =
-            [("adaptive_alpha".to_string(), ParamValue::Bool(true)), ("alpha_ratio".to_string(), ParamValue::Num(0.5))]
-                .into_iter()
-                .collect();
+        let p: Params = [
+            ("adaptive_alpha".to_string(), ParamValue::Bool(true)),
+            ("alpha_ratio".to_string(), ParamValue::Num(0.5)),
+        ]
+        .into_iter()
+        .collect();
         let mut f = Fast::new(40.0, 1500, &p).unwrap();
         f.on_rtt_sample(0.05, 1);
         assert_eq!(f.current_alpha(), 20.0); // q = 0 → a·w
@@ -577,7 +631,9 @@ mod tests {
 
     #[test]
     fn pacing_rate_and_state_keys() {
-        let p: Params = [("pacing".to_string(), ParamValue::Bool(true))].into_iter().collect();
+        let p: Params = [("pacing".to_string(), ParamValue::Bool(true))]
+            .into_iter()
+            .collect();
         let mut f = Fast::new(100.0, 1500, &p).unwrap();
         assert_eq!(f.pacing_rate_bps(), None);
         f.on_rtt_sample(0.1, 1);

@@ -11,7 +11,9 @@
 //! High_P 1e-7, High_Decrease 0.1. The functions are evaluated exactly (Linux uses a 73-row table of
 //! the same values). `a_b` is public so TCP-Africa's fast mode can reuse it.
 
-use crate::cc::{reno_on_ack, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_ack, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 
 /// The RFC 3649 response-function parameters.
@@ -25,7 +27,12 @@ pub struct HsParams {
 
 impl Default for HsParams {
     fn default() -> Self {
-        HsParams { low_window: 38.0, high_window: 83_000.0, high_p: 1e-7, high_decrease: 0.1 }
+        HsParams {
+            low_window: 38.0,
+            high_window: 83_000.0,
+            high_p: 1e-7,
+            high_decrease: 0.1,
+        }
     }
 }
 
@@ -66,7 +73,11 @@ impl HighSpeed {
         let mut r = ParamReader::new("highspeed", params);
         let hs = HsParams::read(&mut r)?;
         r.finish()?;
-        Ok(HighSpeed { hs, cwnd: initial_cwnd, ssthresh: f64::INFINITY })
+        Ok(HighSpeed {
+            hs,
+            cwnd: initial_cwnd,
+            ssthresh: f64::INFINITY,
+        })
     }
 }
 
@@ -143,7 +154,10 @@ mod tests {
             let (mut sum, mut n) = (0.0, 0u64);
             for cycle in 0..200 {
                 for _ in 0..per_loss {
-                    h.on_ack(&AckSample { newly_acked: 1, ..Default::default() });
+                    h.on_ack(&AckSample {
+                        newly_acked: 1,
+                        ..Default::default()
+                    });
                     if cycle >= 100 {
                         sum += h.cwnd();
                         n += 1;
@@ -153,7 +167,10 @@ mod tests {
             }
             let mean = sum / n as f64;
             let want = 0.12 / p.powf(0.835);
-            assert!((mean / want - 1.0).abs() < 0.25, "p={p}: mean window {mean:.0} vs {want:.0}");
+            assert!(
+                (mean / want - 1.0).abs() < 0.25,
+                "p={p}: mean window {mean:.0} vs {want:.0}"
+            );
         }
     }
 }

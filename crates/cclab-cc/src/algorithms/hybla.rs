@@ -20,7 +20,9 @@
 //!    large ρ (a satellite RTT over a 25 ms reference: ρ = 24, 2^ρ ≈ 1.7·10⁷) cannot blow the window up
 //!    in one ACK; the paper relies on the receiver window for this, Linux on `snd_cwnd_clamp`.
 
-use crate::cc::{reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
 
@@ -40,7 +42,14 @@ impl Hybla {
         let max_increment_ratio = r.f64_in("max_increment_ratio", 1.0, 1e-3, 100.0)?;
         let ssthresh = r.positive("initial_ssthresh", 1e12)?;
         r.finish()?;
-        Ok(Hybla { rtt0, max_increment_ratio, cwnd: initial_cwnd, ssthresh, min_srtt: 0, rho: 1.0 })
+        Ok(Hybla {
+            rtt0,
+            max_increment_ratio,
+            cwnd: initial_cwnd,
+            ssthresh,
+            min_srtt: 0,
+            rho: 1.0,
+        })
     }
 
     pub fn rho(&self) -> f64 {
@@ -95,7 +104,11 @@ mod tests {
     use crate::time::NS_PER_MS;
 
     fn ack(srtt_ms: u64) -> AckSample {
-        AckSample { newly_acked: 1, srtt: srtt_ms * NS_PER_MS, ..Default::default() }
+        AckSample {
+            newly_acked: 1,
+            srtt: srtt_ms * NS_PER_MS,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -120,7 +133,11 @@ mod tests {
         assert!((h.cwnd() - 13.0).abs() < 1e-12, "{}", h.cwnd());
         h.ssthresh = 13.0;
         h.on_ack(&ack(50));
-        assert!((h.cwnd() - (13.0 + 4.0 / 13.0)).abs() < 1e-12, "{}", h.cwnd());
+        assert!(
+            (h.cwnd() - (13.0 + 4.0 / 13.0)).abs() < 1e-12,
+            "{}",
+            h.cwnd()
+        );
         // A window's worth of ACKs in congestion avoidance adds ≈ ρ² packets per RTT (at w = 200 the
         // window's own growth during the round changes this by 2 %).
         h.cwnd = 200.0;
@@ -141,7 +158,10 @@ mod tests {
     #[test]
     fn loss_halves_like_reno() {
         let mut h = Hybla::new(100.0, &Params::new()).unwrap();
-        h.on_loss(&LossEvent { in_flight: 103, ..Default::default() });
+        h.on_loss(&LossEvent {
+            in_flight: 103,
+            ..Default::default()
+        });
         assert_eq!((h.cwnd(), h.ssthresh()), (50.0, 50.0));
     }
 }

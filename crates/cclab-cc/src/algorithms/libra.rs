@@ -53,7 +53,8 @@
 use std::collections::VecDeque;
 
 use crate::cc::{
-    flags, reno_increase, slow_start, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent,
+    flags, reno_increase, slow_start, AckSample, CongestionControl, LossEvent, SendCtx,
+    TimeoutEvent,
 };
 use crate::packet_pair::PairMatcher;
 use crate::params::{ParamError, ParamReader, Params};
@@ -127,7 +128,11 @@ impl Libra {
         let k2 = r.positive("k2", 2.0)?;
         let t0 = r.positive("t0", 1.0)?;
         let t1 = r.positive("t1", 1.0)?;
-        let penalty = match r.choice("penalty", "exponential", &["exponential", "linear", "quadratic"])? {
+        let penalty = match r.choice(
+            "penalty",
+            "exponential",
+            &["exponential", "linear", "quadratic"],
+        )? {
             "linear" => Penalty::Linear,
             "quadratic" => Penalty::Quadratic,
             _ => Penalty::Exponential,
@@ -198,13 +203,17 @@ impl Libra {
         match self.capacity_mbps() {
             Some(c) => {
                 self.s = self.k1 * c;
-                self.p = self.penalty.value(self.k2, self.t_inst, self.t_min, self.t_max);
+                self.p = self
+                    .penalty
+                    .value(self.k2, self.t_inst, self.t_min, self.t_max);
                 self.alpha = self.s * self.p;
             }
             None => {
                 // DECISION 4.
                 self.s = 0.0;
-                self.p = self.penalty.value(self.k2, self.t_inst, self.t_min, self.t_max);
+                self.p = self
+                    .penalty
+                    .value(self.k2, self.t_inst, self.t_min, self.t_max);
                 self.alpha = 1.0;
             }
         }
@@ -215,7 +224,9 @@ impl Libra {
         if self.runtime_warning.is_some() || self.t_max <= self.t_min || self.t_min.is_infinite() {
             return;
         }
-        let Some(c) = self.capacity_mbps() else { return };
+        let Some(c) = self.capacity_mbps() else {
+            return;
+        };
         let t = self.t_max;
         let bound_alpha = (t + self.t0) / (t * t);
         match self.penalty {
@@ -275,7 +286,11 @@ impl CongestionControl for Libra {
         } else if !ctx.retransmit && ctx.now >= self.next_pair {
             ctx.flags |= flags::PAIR_FIRST | flags::ACK_NOW;
             // Until an RTT is known, retry every 100 ms (the first pair might be lost).
-            let rtt = if self.srtt > 0.0 { time::from_secs(self.srtt) } else { 100 * NS_PER_MS };
+            let rtt = if self.srtt > 0.0 {
+                time::from_secs(self.srtt)
+            } else {
+                100 * NS_PER_MS
+            };
             self.next_pair = ctx.now + (rtt as f64 * self.pair_interval) as Nanos;
         }
     }
@@ -303,7 +318,11 @@ impl CongestionControl for Libra {
     }
 
     fn on_loss(&mut self, ev: &LossEvent) {
-        let t = if self.srtt > 0.0 { self.srtt } else { time::to_secs(ev.srtt) };
+        let t = if self.srtt > 0.0 {
+            self.srtt
+        } else {
+            time::to_secs(ev.srtt)
+        };
         self.cwnd = (self.cwnd - self.decrease(self.cwnd, t)).max(1.0);
         self.ssthresh = self.cwnd;
     }
@@ -332,12 +351,20 @@ mod tests {
     use crate::params::ParamValue;
 
     fn params(kv: &[(&str, f64)]) -> Params {
-        kv.iter().map(|(k, v)| (k.to_string(), ParamValue::Num(*v))).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), ParamValue::Num(*v)))
+            .collect()
     }
 
     fn ack(n: u32, rtt_ms: f64) -> AckSample {
         let rtt = time::from_ms(rtt_ms);
-        AckSample { newly_acked: n, cum_advanced: true, rtt: Some(rtt), srtt: rtt, ..Default::default() }
+        AckSample {
+            newly_acked: n,
+            cum_advanced: true,
+            rtt: Some(rtt),
+            srtt: rtt,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -349,7 +376,11 @@ mod tests {
         assert_eq!((l.s, l.p, l.alpha), (200.0, 1.0, 200.0));
         // w += (1/10)·200·0.1²/(0.1 + 1) = 2/11.
         let expect = 10.0 + 0.1 * 200.0 * 0.01 / 1.1;
-        assert!((l.cwnd() - expect).abs() < 1e-12, "{} vs {expect}", l.cwnd());
+        assert!(
+            (l.cwnd() - expect).abs() < 1e-12,
+            "{} vs {expect}",
+            l.cwnd()
+        );
         // An ACK for 2 packets adds twice the per-packet amount at the current w.
         let w0 = l.cwnd();
         l.on_ack(&ack(2, 100.0));
@@ -382,7 +413,11 @@ mod tests {
         assert_eq!(l.cwnd(), 1.0);
         assert_eq!(l.warnings().len(), 1); // t1 > 2·t0
         l.cwnd = 40.0;
-        l.on_timeout(&TimeoutEvent { in_flight: 40, backoffs: 1, ..Default::default() });
+        l.on_timeout(&TimeoutEvent {
+            in_flight: 40,
+            backoffs: 1,
+            ..Default::default()
+        });
         assert_eq!((l.cwnd(), l.ssthresh()), (1.0, 20.0));
     }
 
@@ -418,7 +453,10 @@ mod tests {
 
     /// The ACKs of a packet pair as the receiver reports them.
     fn pair(l: &mut Libra, seq: u64, rx_first: Nanos, dispersion: Nanos) {
-        for (s, f, rx) in [(seq, flags::PAIR_FIRST, rx_first), (seq + 1, flags::PAIR_SECOND, rx_first + dispersion)] {
+        for (s, f, rx) in [
+            (seq, flags::PAIR_FIRST, rx_first),
+            (seq + 1, flags::PAIR_SECOND, rx_first + dispersion),
+        ] {
             l.on_ack(&AckSample {
                 newly_acked: 1,
                 acked_seq: s,
@@ -451,30 +489,60 @@ mod tests {
         assert!((l.capacity_mbps().unwrap() - 50.0).abs() < 1e-9);
         // A second without a matching first (first lost) is ignored.
         let n = l.samples.len();
-        l.on_ack(&AckSample { acked_seq: 501, acked_flags: flags::PAIR_SECOND, rx_time: 99, ..Default::default() });
+        l.on_ack(&AckSample {
+            acked_seq: 501,
+            acked_flags: flags::PAIR_SECOND,
+            rx_time: 99,
+            ..Default::default()
+        });
         assert_eq!(l.samples.len(), n);
     }
 
     #[test]
     fn requests_pairs_once_per_rtt() {
         let mut l = Libra::new(10.0, 52, &Params::new()).unwrap();
-        let mut c = SendCtx { now: 0, seq: 0, ..Default::default() };
+        let mut c = SendCtx {
+            now: 0,
+            seq: 0,
+            ..Default::default()
+        };
         l.on_send(&mut c);
         assert_eq!(c.flags, flags::PAIR_FIRST | flags::ACK_NOW);
-        let mut c = SendCtx { now: 0, seq: 1, flags: flags::PAIR_SECOND, ..Default::default() };
+        let mut c = SendCtx {
+            now: 0,
+            seq: 1,
+            flags: flags::PAIR_SECOND,
+            ..Default::default()
+        };
         l.on_send(&mut c);
         assert_eq!(c.flags, flags::PAIR_SECOND | flags::ACK_NOW);
-        let mut c = SendCtx { now: 1, seq: 2, ..Default::default() };
+        let mut c = SendCtx {
+            now: 1,
+            seq: 2,
+            ..Default::default()
+        };
         l.on_send(&mut c);
         assert_eq!(c.flags, 0);
         l.on_ack(&ack(1, 50.0)); // srtt 50 ms
-        let mut c = SendCtx { now: 100 * NS_PER_MS, seq: 3, ..Default::default() };
+        let mut c = SendCtx {
+            now: 100 * NS_PER_MS,
+            seq: 3,
+            ..Default::default()
+        };
         l.on_send(&mut c); // the 100 ms start-up retry is due
         assert_eq!(c.flags, flags::PAIR_FIRST | flags::ACK_NOW);
-        let mut c = SendCtx { now: 140 * NS_PER_MS, seq: 5, ..Default::default() };
+        let mut c = SendCtx {
+            now: 140 * NS_PER_MS,
+            seq: 5,
+            ..Default::default()
+        };
         l.on_send(&mut c); // next pair one srtt (50 ms) after the last
         assert_eq!(c.flags, 0);
-        let mut c = SendCtx { now: 150 * NS_PER_MS, seq: 6, ..Default::default() };
+        let mut c = SendCtx {
+            now: 150 * NS_PER_MS,
+            seq: 6,
+            ..Default::default()
+        };
         l.on_send(&mut c);
         assert_eq!(c.flags, flags::PAIR_FIRST | flags::ACK_NOW);
     }
@@ -490,7 +558,8 @@ mod tests {
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("3.213"), "{}", w[0]);
         // k2 = 12 is inside the bound.
-        let mut l = Libra::new(10.0, 52, &params(&[("capacity_mbps", 100.0), ("k2", 12.0)])).unwrap();
+        let mut l =
+            Libra::new(10.0, 52, &params(&[("capacity_mbps", 100.0), ("k2", 12.0)])).unwrap();
         l.on_ack(&ack(1, 20.0));
         l.on_ack(&ack(1, 420.0));
         assert!(l.warnings().is_empty());
@@ -512,6 +581,9 @@ mod tests {
         assert_eq!(l.warnings().len(), 1); // (59) is for the exponential penalty
         let mut out = Vec::new();
         l.state(&mut out);
-        assert_eq!(out, vec![("alpha", 1.0), ("S", 0.0), ("P", 1.0), ("C_est", 0.0)]);
+        assert_eq!(
+            out,
+            vec![("alpha", 1.0), ("S", 0.0), ("P", 1.0), ("C_est", 0.0)]
+        );
     }
 }

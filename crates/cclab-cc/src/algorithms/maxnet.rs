@@ -65,7 +65,9 @@
 use std::collections::VecDeque;
 
 use crate::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
-use crate::maxnet_wire::{self, decode_qs_rate, is_quickstart, CODE_MAX, FIELD_MASK, QS_EMPTY, X_MAX_BPS};
+use crate::maxnet_wire::{
+    self, decode_qs_rate, is_quickstart, CODE_MAX, FIELD_MASK, QS_EMPTY, X_MAX_BPS,
+};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{from_secs, to_secs, Nanos};
 
@@ -157,7 +159,11 @@ impl MaxNet {
     }
 
     pub fn with_config(cfg: MaxNetConfig, initial_cwnd: f64, packet_size: u32) -> Self {
-        let (mode, cwnd) = if cfg.quickstart { (Mode::Start, 1.0) } else { (Mode::Price, initial_cwnd.max(1.0)) };
+        let (mode, cwnd) = if cfg.quickstart {
+            (Mode::Start, 1.0)
+        } else {
+            (Mode::Price, initial_cwnd.max(1.0))
+        };
         MaxNet {
             dt_ns: from_secs(cfg.dt).max(1),
             pkt_bits: packet_size as f64 * 8.0,
@@ -224,7 +230,11 @@ impl MaxNet {
     fn push_price(&mut self, now: Nanos, code: u32) {
         self.samples.push_back((now, code));
         self.code_sum += code as u64;
-        let window = if self.srtt > 0.0 { self.srtt } else { self.base_rtt };
+        let window = if self.srtt > 0.0 {
+            self.srtt
+        } else {
+            self.base_rtt
+        };
         let horizon = now.saturating_sub(from_secs(window));
         while self.samples.len() > 1 && self.samples.front().is_some_and(|&(t, _)| t < horizon) {
             let (_, c) = self.samples.pop_front().unwrap();
@@ -254,13 +264,20 @@ impl MaxNet {
         let (a, t, q) = (self.cfg.alpha, self.cfg.t, self.q);
         let star = self.xi_star();
         let new = self.xi + self.cfg.eta * dt / (b * b) * ((t * a / b - 1.0) * q - t * self.xi);
-        self.xi = if (self.xi < star && star < new) || (new < star && star < self.xi) { star } else { new };
+        self.xi = if (self.xi < star && star < new) || (new < star && star < self.xi) {
+            star
+        } else {
+            new
+        };
     }
 
     /// Fig. 5 step 4 (QuickStart mode, every baseRTT).
     fn step4(&mut self, ack: &AckSample) {
-        let window_limited =
-            if self.cfg.qs_literal_test { self.wnd_for_rate(self.qs_rate) < self.cwnd } else { !ack.app_limited };
+        let window_limited = if self.cfg.qs_literal_test {
+            self.wnd_for_rate(self.qs_rate) < self.cwnd
+        } else {
+            !ack.app_limited
+        };
         if window_limited {
             let deltaq = (self.q - self.lastq) / self.base_rtt;
             self.lastq = self.q;
@@ -380,7 +397,14 @@ impl CongestionControl for MaxNet {
         out.push(("price", self.q));
         out.push(("xi", self.xi));
         out.push(("mode", if self.mode == Mode::Price { 1.0 } else { 0.0 }));
-        out.push(("price_wnd", if self.price_wnd.is_finite() { self.price_wnd } else { 0.0 }));
+        out.push((
+            "price_wnd",
+            if self.price_wnd.is_finite() {
+                self.price_wnd
+            } else {
+                0.0
+            },
+        ));
         out.push(("qs_rate", self.qs_rate));
     }
 }
@@ -400,7 +424,16 @@ mod tests {
     }
 
     fn ack(now: Nanos, rtt: Nanos, field: u32) -> AckSample {
-        AckSample { now, newly_acked: 1, cum_advanced: true, rtt: Some(rtt), srtt: rtt, min_rtt: rtt, echo_field: field, ..Default::default() }
+        AckSample {
+            now,
+            newly_acked: 1,
+            cum_advanced: true,
+            rtt: Some(rtt),
+            srtt: rtt,
+            min_rtt: rtt,
+            echo_field: field,
+            ..Default::default()
+        }
     }
 
     /// Feeds ACKs every `gap` from `t0` for `dur`, all with RTT `rtt` and echoed `field`; returns the end.
@@ -414,7 +447,12 @@ mod tests {
     }
 
     fn price_only() -> MaxNet {
-        MaxNet::new(10.0, PKT, &params(&[("quickstart", ParamValue::Bool(false))])).unwrap()
+        MaxNet::new(
+            10.0,
+            PKT,
+            &params(&[("quickstart", ParamValue::Bool(false))]),
+        )
+        .unwrap()
     }
 
     fn rate(m: &MaxNet) -> f64 {
@@ -424,7 +462,10 @@ mod tests {
     #[test]
     fn params_defaults_and_unknown_rejected() {
         let c = MaxNetConfig::from_params(&Params::new()).unwrap();
-        assert_eq!((c.alpha, c.eta, c.t, c.dt, c.max_wnd, c.rateinc), (0.3, 0.14, 0.05, 0.001, 65535.0, 2.0));
+        assert_eq!(
+            (c.alpha, c.eta, c.t, c.dt, c.max_wnd, c.rateinc),
+            (0.3, 0.14, 0.05, 0.001, 65535.0, 2.0)
+        );
         assert!(c.quickstart && !c.qs_literal_test);
         assert!((c.mindeltaq - 0.061035).abs() < 1e-6);
         let e = MaxNetConfig::from_params(&params(&[("etta", ParamValue::Num(1.0))])).unwrap_err();
@@ -433,7 +474,12 @@ mod tests {
 
     #[test]
     fn registered_as_maxnet() {
-        let env = crate::registry::SenderEnv { mss: 1448, packet_size: 1500, initial_cwnd: 10.0, seed: 0 };
+        let env = crate::registry::SenderEnv {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            seed: 0,
+        };
         let b = crate::registry::build_sender("maxnet", &Params::new(), &env).unwrap();
         assert_eq!((b.cc.name(), b.cc.cwnd()), ("maxnet", 1.0));
         let mut out = Vec::new();
@@ -455,12 +501,22 @@ mod tests {
             let t = feed(&mut m, NS_PER_MS, 2 * rtt, 100 * NS_PER_US, rtt, q1);
             // at ξ = ξ* the rate is the demand at q1 (rounding of exp/ln only)
             let at_q1 = demand_rate(q1 as f64 / 262144.0, 0.05);
-            assert!((rate(&m) / at_q1 - 1.0).abs() < 1e-9, "{} vs {}", rate(&m), at_q1);
+            assert!(
+                (rate(&m) / at_q1 - 1.0).abs() < 1e-9,
+                "{} vs {}",
+                rate(&m),
+                at_q1
+            );
             // ξ's time constant is baseRTT²/(η·T): 14 ms at 10 ms RTT, 5.7 s at 200 ms; run 10 of them
             let settle = ((rtt_ms * rtt_ms) as f64 * 1e-6 / (0.14 * 0.05) * 10.0).max(1.0);
             feed(&mut m, t, from_secs(settle), NS_PER_MS, rtt, q2);
             // e^-10 ≈ 4.5e-5 of the initial exponent error (0.4·(1 − α/(b/T))…) is left: 1e-4 relative
-            assert!((rate(&m) / want - 1.0).abs() < 1e-4, "rtt {rtt_ms} ms: {} vs {}", rate(&m), want);
+            assert!(
+                (rate(&m) / want - 1.0).abs() < 1e-4,
+                "rtt {rtt_ms} ms: {} vs {}",
+                rate(&m),
+                want
+            );
             assert!((m.xi() - m.xi_star()).abs() < 1e-4);
             assert_eq!(m.mode(), Mode::Price);
         }
@@ -477,10 +533,17 @@ mod tests {
         let xi1 = m.xi();
         // one ACK at q2 after a 1 s gap: η·dt·T/b² = 70, the raw step would overshoot ξ* by 69×
         m.on_ack(&ack(t + 1_000 * NS_PER_MS, rtt, q2));
-        assert_eq!(m.price(), q2 as f64 * maxnet_wire::RESOLUTION, "old samples expired");
+        assert_eq!(
+            m.price(),
+            q2 as f64 * maxnet_wire::RESOLUTION,
+            "old samples expired"
+        );
         let star = m.xi_star();
         let raw = xi1 + 0.14 * 1.0 * 0.05 / (0.01 * 0.01) * (star - xi1); // eq. 9 as T·(ξ* − ξ) form
-        assert!((raw - star).abs() > 10.0 * (star - xi1).abs(), "the unclamped step overshoots");
+        assert!(
+            (raw - star).abs() > 10.0 * (star - xi1).abs(),
+            "the unclamped step overshoots"
+        );
         assert_eq!(m.xi(), star, "clamped onto ξ*");
         // a 1 ms step towards a new ξ*: coefficient 0.07, moves 7% of the way and does not cross
         let mut m = price_only();
@@ -506,7 +569,10 @@ mod tests {
             if x != star {
                 moved_partially = true;
                 // between the old value and ξ* (no crossing)
-                assert!((x - prev) * (star - x) >= 0.0, "prev {prev} x {x} star {star}");
+                assert!(
+                    (x - prev) * (star - x) >= 0.0,
+                    "prev {prev} x {x} star {star}"
+                );
             }
             prev = x;
             tt += NS_PER_MS;
@@ -519,14 +585,26 @@ mod tests {
     fn base_rtt_change_correction() {
         let q = encode_price(0.81);
         let mut m = price_only();
-        let t = feed(&mut m, NS_PER_MS, 20_000 * NS_PER_MS, NS_PER_MS, 50 * NS_PER_MS, q);
+        let t = feed(
+            &mut m,
+            NS_PER_MS,
+            20_000 * NS_PER_MS,
+            NS_PER_MS,
+            50 * NS_PER_MS,
+            q,
+        );
         let (xi0, rate0, w0) = (m.xi(), rate(&m), m.price_wnd());
         let qq = m.price();
         m.on_ack(&ack(t, 40 * NS_PER_MS, q));
         let expect = xi0 + qq * 0.3 * (1.0 / 0.040 - 1.0 / 0.050);
         // the ξ step of this ACK (dt = 1 ms) acts on ξ − ξ* which is ≈ 0 after the shift: tiny
         assert!((m.xi() - expect).abs() < 1e-9, "{} vs {}", m.xi(), expect);
-        assert!((rate(&m) / rate0 - 1.0).abs() < 1e-6, "rate {} vs {}", rate(&m), rate0);
+        assert!(
+            (rate(&m) / rate0 - 1.0).abs() < 1e-6,
+            "rate {} vs {}",
+            rate(&m),
+            rate0
+        );
         assert!((m.price_wnd() / w0 - 0.8).abs() < 1e-6);
         // without eq. 12 the window would have jumped by e^{qα(1/0.04−1/0.05)} ≈ e^1.2
     }
@@ -536,10 +614,19 @@ mod tests {
         let mut m = MaxNet::new(10.0, PKT, &Params::new()).unwrap();
         assert_eq!(m.cwnd(), 1.0, "SYN emulation");
         // first packet: empty QS request, ACK_NOW; later packets: price 0
-        let mut s = SendCtx { flags: flags::FIRST, ..Default::default() };
+        let mut s = SendCtx {
+            flags: flags::FIRST,
+            ..Default::default()
+        };
         m.on_send(&mut s);
-        assert_eq!((s.fwd_field, s.flags & flags::ACK_NOW), (QS_EMPTY, flags::ACK_NOW));
-        let mut s = SendCtx { fwd_field: 7, ..Default::default() };
+        assert_eq!(
+            (s.fwd_field, s.flags & flags::ACK_NOW),
+            (QS_EMPTY, flags::ACK_NOW)
+        );
+        let mut s = SendCtx {
+            fwd_field: 7,
+            ..Default::default()
+        };
         m.on_send(&mut s);
         assert_eq!(s.fwd_field, 0);
 
@@ -552,11 +639,22 @@ mod tests {
         assert!((r0 / (0.94 * c) - 1.0).abs() < 2e-6);
         assert_eq!(m.pacing_rate_bps(), Some(r0));
         // QSWnd = QSrate·baseRTT in packets; the rate code's relative rounding is ≤ 2^-19
-        assert!((m.cwnd() / (0.94 * c * 0.028 / PKT_BITS) - 1.0).abs() < 2e-6, "{}", m.cwnd());
+        assert!(
+            (m.cwnd() / (0.94 * c * 0.028 / PKT_BITS) - 1.0).abs() < 2e-6,
+            "{}",
+            m.cwnd()
+        );
         // flat price at p_min: PriceWnd asks for C > QSrate, so QuickStart continues; one baseRTT after
         // the first price deltaq = 0 < mindeltaq → QSrate doubles → QSWnd > PriceWnd → price mode
         let pm = encode_price(p_min(c, 0.05));
-        let t = feed(&mut m, rtt + NS_PER_MS, rtt - 2 * NS_PER_MS, 100 * NS_PER_US, rtt, pm);
+        let t = feed(
+            &mut m,
+            rtt + NS_PER_MS,
+            rtt - 2 * NS_PER_MS,
+            100 * NS_PER_US,
+            rtt,
+            pm,
+        );
         assert_eq!(m.mode(), Mode::QuickStart);
         assert_eq!(m.qs_rate(), r0);
         feed(&mut m, t, 4 * NS_PER_MS, 100 * NS_PER_US, rtt, pm);
@@ -594,10 +692,24 @@ mod tests {
         m.on_ack(&ack(rtt + 1, rtt, 0));
         assert_eq!(m.cwnd(), 65535.0, "q = 0 asks for x_max: max window");
         let mut m = price_only();
-        feed(&mut m, NS_PER_MS, 100 * NS_PER_MS, NS_PER_MS, rtt, encode_price(0.9));
+        feed(
+            &mut m,
+            NS_PER_MS,
+            100 * NS_PER_MS,
+            NS_PER_MS,
+            rtt,
+            encode_price(0.9),
+        );
         let w = m.cwnd();
-        m.on_loss(&LossEvent { in_flight: 50, lost: 3, ..Default::default() });
-        m.on_timeout(&TimeoutEvent { backoffs: 1, ..Default::default() });
+        m.on_loss(&LossEvent {
+            in_flight: 50,
+            lost: 3,
+            ..Default::default()
+        });
+        m.on_timeout(&TimeoutEvent {
+            backoffs: 1,
+            ..Default::default()
+        });
         assert_eq!(m.cwnd(), w);
     }
 
@@ -612,7 +724,12 @@ mod tests {
         }
         // the samples in [now − srtt, now] = [40 ms, 50 ms]: 11 of them, i = 39…49: five at 0.8, six at 0.9
         let mean = (5.0 * decode(encode_price(0.8)) + 6.0 * decode(encode_price(0.9))) / 11.0;
-        assert!((m.price() - mean).abs() < 1e-12, "{} vs {}", m.price(), mean);
+        assert!(
+            (m.price() - mean).abs() < 1e-12,
+            "{} vs {}",
+            m.price(),
+            mean
+        );
         fn decode(c: u32) -> f64 {
             c as f64 / 262144.0
         }

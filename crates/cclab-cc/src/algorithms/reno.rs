@@ -9,7 +9,10 @@
 //! * loss event (3 dup-ACKs / SACK): ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), cwnd = ssthresh;
 //! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start.
 
-use crate::cc::{reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent,
+    TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 
 /// Which loss recovery the transport should run for this sender.
@@ -34,7 +37,11 @@ impl Reno {
         let mut r = ParamReader::new(name, params);
         let ssthresh = r.positive("initial_ssthresh", f64::INFINITY.min(1e12))?;
         r.finish()?;
-        Ok(Reno { name, cwnd: initial_cwnd, ssthresh })
+        Ok(Reno {
+            name,
+            cwnd: initial_cwnd,
+            ssthresh,
+        })
     }
 }
 
@@ -64,7 +71,11 @@ mod tests {
     use super::*;
 
     fn ack(n: u32) -> AckSample {
-        AckSample { newly_acked: n, cum_advanced: true, ..Default::default() }
+        AckSample {
+            newly_acked: n,
+            cum_advanced: true,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -85,11 +96,21 @@ mod tests {
     #[test]
     fn halves_on_loss_and_resets_on_timeout() {
         let mut r = Reno::new("newreno", 40.0, &Params::new()).unwrap();
-        r.on_loss(&LossEvent { in_flight: 43, ..Default::default() });
+        r.on_loss(&LossEvent {
+            in_flight: 43,
+            ..Default::default()
+        });
         assert_eq!((r.cwnd(), r.ssthresh()), (20.0, 20.0));
-        r.on_timeout(&TimeoutEvent { in_flight: 10, backoffs: 1, ..Default::default() });
+        r.on_timeout(&TimeoutEvent {
+            in_flight: 10,
+            backoffs: 1,
+            ..Default::default()
+        });
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 5.0));
-        r.on_loss(&LossEvent { in_flight: 2, ..Default::default() });
+        r.on_loss(&LossEvent {
+            in_flight: 2,
+            ..Default::default()
+        });
         assert_eq!(r.ssthresh(), 2.0);
     }
 
@@ -98,18 +119,28 @@ mod tests {
         // FlightSize far above cwnd (a long-unrepaired hole): halve cwnd, never raise it (RFC 5681's
         // FlightSize/2 would give 3325 here).
         let mut r = Reno::new("newreno", 647.0, &Params::new()).unwrap();
-        r.on_loss(&LossEvent { in_flight: 6651, ..Default::default() });
+        r.on_loss(&LossEvent {
+            in_flight: 6651,
+            ..Default::default()
+        });
         assert_eq!((r.cwnd(), r.ssthresh()), (323.5, 323.5));
         // Application-limited (FlightSize below cwnd): RFC 5681's FlightSize/2.
         let mut r = Reno::new("newreno", 100.0, &Params::new()).unwrap();
-        r.on_loss(&LossEvent { in_flight: 30, ..Default::default() });
+        r.on_loss(&LossEvent {
+            in_flight: 30,
+            ..Default::default()
+        });
         assert_eq!(r.cwnd(), 15.0);
     }
 
     #[test]
     fn no_growth_in_recovery() {
         let mut r = Reno::new("newreno", 10.0, &Params::new()).unwrap();
-        r.on_ack(&AckSample { newly_acked: 5, in_recovery: true, ..Default::default() });
+        r.on_ack(&AckSample {
+            newly_acked: 5,
+            in_recovery: true,
+            ..Default::default()
+        });
         assert_eq!(r.cwnd(), 10.0);
     }
 }

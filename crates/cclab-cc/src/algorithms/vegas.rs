@@ -13,7 +13,10 @@
 //!
 //! Defaults α = 2, β = 4, γ = 1 packets (Linux).
 
-use crate::cc::{reno_on_loss, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_loss, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent,
+    TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::Nanos;
 
@@ -41,9 +44,23 @@ impl Vegas {
         let gamma = r.f64_in("gamma", 1.0, 0.0, 1e6)?;
         r.finish()?;
         if beta < alpha {
-            return Err(ParamError { field: "beta".into(), message: format!("must be >= alpha ({alpha}), got {beta}") });
+            return Err(ParamError {
+                field: "beta".into(),
+                message: format!("must be >= alpha ({alpha}), got {beta}"),
+            });
         }
-        Ok(Vegas { alpha, beta, gamma, cwnd: initial_cwnd, ssthresh: f64::INFINITY, base_rtt: None, round_min: None, last_rtt: None, round_end: 0, diff: 0.0 })
+        Ok(Vegas {
+            alpha,
+            beta,
+            gamma,
+            cwnd: initial_cwnd,
+            ssthresh: f64::INFINITY,
+            base_rtt: None,
+            round_min: None,
+            last_rtt: None,
+            round_end: 0,
+            diff: 0.0,
+        })
     }
 
     fn end_of_round(&mut self, rtt: Nanos, base: Nanos) {
@@ -90,7 +107,11 @@ impl CongestionControl for Vegas {
             slow_start(&mut self.cwnd, self.ssthresh, ack.newly_acked as f64);
         }
         if ack.delivered >= self.round_end {
-            let rtt = if self.cwnd < self.ssthresh { self.last_rtt } else { self.round_min };
+            let rtt = if self.cwnd < self.ssthresh {
+                self.last_rtt
+            } else {
+                self.round_min
+            };
             self.round_min = None;
             if let (Some(rtt), Some(base)) = (rtt, self.base_rtt) {
                 self.end_of_round(rtt, base);

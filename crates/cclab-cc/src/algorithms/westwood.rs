@@ -27,7 +27,9 @@
 //!    which can raise it when BWE·RTT_min exceeds cwnd (e.g. a long-stalled hole filling credits a
 //!    whole flight's bytes to one sampling period); ssthresh itself is still BWE·RTT_min.
 
-use crate::cc::{reno_on_ack, reno_ssthresh, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_on_ack, reno_ssthresh, AckSample, CongestionControl, LossEvent, TimeoutEvent,
+};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
 
@@ -123,13 +125,17 @@ impl CongestionControl for Westwood {
         reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
     }
     fn on_loss(&mut self, ev: &LossEvent) {
-        self.ssthresh = self.bw_rttmin().unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
+        self.ssthresh = self
+            .bw_rttmin()
+            .unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
         // DECISION 5.
         self.cwnd = self.cwnd.min(self.ssthresh);
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
-            self.ssthresh = self.bw_rttmin().unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
+            self.ssthresh = self
+                .bw_rttmin()
+                .unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
         }
         self.cwnd = 1.0;
     }
@@ -163,13 +169,23 @@ mod tests {
         let mut w = Westwood::new(10.0, 1448, &Params::new()).unwrap();
         feed(&mut w, 0, 5000, 8);
         let want = 8.0 * 1448.0 * 8.0 * 1000.0;
-        assert!((w.bwe_bps() / want - 1.0).abs() < 0.01, "{} vs {want}", w.bwe_bps());
+        assert!(
+            (w.bwe_bps() / want - 1.0).abs() < 0.01,
+            "{} vs {want}",
+            w.bwe_bps()
+        );
         // BWE·RTT_min = 8 packets/ms × 100 ms = 800 packets.
         w.cwnd = 1500.0;
-        w.on_loss(&LossEvent { in_flight: 1500, ..Default::default() });
+        w.on_loss(&LossEvent {
+            in_flight: 1500,
+            ..Default::default()
+        });
         assert!((w.cwnd() - 800.0).abs() < 8.0, "{}", w.cwnd());
         assert_eq!(w.cwnd(), w.ssthresh());
-        w.on_timeout(&TimeoutEvent { backoffs: 1, ..Default::default() });
+        w.on_timeout(&TimeoutEvent {
+            backoffs: 1,
+            ..Default::default()
+        });
         assert_eq!(w.cwnd(), 1.0);
         assert!((w.ssthresh() - 800.0).abs() < 8.0);
     }
@@ -187,7 +203,10 @@ mod tests {
     #[test]
     fn loss_before_any_estimate_halves() {
         let mut w = Westwood::new(40.0, 1448, &Params::new()).unwrap();
-        w.on_loss(&LossEvent { in_flight: 43, ..Default::default() });
+        w.on_loss(&LossEvent {
+            in_flight: 43,
+            ..Default::default()
+        });
         assert_eq!(w.cwnd(), 20.0);
     }
 }

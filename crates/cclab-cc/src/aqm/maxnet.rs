@@ -76,9 +76,22 @@ impl MaxNetRouterConfig {
         let t = r.positive("T", maxnet_wire::DEFAULT_T)?;
         let epsilon = r.f64_in("epsilon", 0.0, 0.0, 1.0)?;
         let qs_minrate_frac = r.f64_in("qs_minrate_frac", 1.0 / 128.0, 0.0, 1.0)?;
-        let p_min = r.f64_in("p_min", maxnet_wire::p_min(c_bps, t), 0.0, maxnet_wire::VALUE_MAX)?;
+        let p_min = r.f64_in(
+            "p_min",
+            maxnet_wire::p_min(c_bps, t),
+            0.0,
+            maxnet_wire::VALUE_MAX,
+        )?;
         r.finish()?;
-        Ok(MaxNetRouterConfig { c_bps, mu, dt, t, epsilon, qs_minrate_frac, p_min })
+        Ok(MaxNetRouterConfig {
+            c_bps,
+            mu,
+            dt,
+            t,
+            epsilon,
+            qs_minrate_frac,
+            p_min,
+        })
     }
 
     /// Defaults for a link of capacity `c_bps`.
@@ -186,7 +199,13 @@ impl QueueDiscipline for MaxNetRouter {
         "maxnet"
     }
 
-    fn enqueue(&mut self, now: Nanos, pkt: &mut RouterPacket<'_>, q: QueueLen, _rng: &mut SimRng) -> Verdict {
+    fn enqueue(
+        &mut self,
+        now: Nanos,
+        pkt: &mut RouterPacket<'_>,
+        q: QueueLen,
+        _rng: &mut SimRng,
+    ) -> Verdict {
         self.catch_up(now);
         if self.limit.overflows(q, pkt.bytes) {
             return Verdict::Drop;
@@ -224,7 +243,10 @@ mod tests {
         }
         MaxNetRouter::new(
             MaxNetRouterConfig::from_params(C, &p).unwrap(),
-            BufferLimit { pkts: Some(1000), bytes: None },
+            BufferLimit {
+                pkts: Some(1000),
+                bytes: None,
+            },
         )
     }
 
@@ -232,7 +254,13 @@ mod tests {
     fn offer(r: &mut MaxNetRouter, now: Nanos, bytes: u32, fl: u8, field: u32) -> (Verdict, u32) {
         let mut rng = crate::rng::stream(0, 0);
         let mut f = field;
-        let mut pkt = RouterPacket { bytes, ect: false, is_data: true, flags: fl, fwd_field: &mut f };
+        let mut pkt = RouterPacket {
+            bytes,
+            ect: false,
+            is_data: true,
+            flags: fl,
+            fwd_field: &mut f,
+        };
         let v = r.enqueue(now, &mut pkt, QueueLen::default(), &mut rng);
         (v, f)
     }
@@ -241,17 +269,26 @@ mod tests {
     fn unknown_params_rejected_and_p_min_default() {
         let mut p = Params::new();
         p.insert("mu2".into(), crate::params::ParamValue::Num(1.0));
-        assert_eq!(MaxNetRouterConfig::from_params(C, &p).unwrap_err().field, "mu2");
+        assert_eq!(
+            MaxNetRouterConfig::from_params(C, &p).unwrap_err().field,
+            "mu2"
+        );
         let cfg = MaxNetRouterConfig::defaults(1e9);
         assert_eq!(encode_price(cfg.p_min), 181_083);
-        assert_eq!((cfg.mu, cfg.dt, cfg.epsilon, cfg.qs_minrate_frac), (0.94, 0.001, 0.0, 1.0 / 128.0));
+        assert_eq!(
+            (cfg.mu, cfg.dt, cfg.epsilon, cfg.qs_minrate_frac),
+            (0.94, 0.001, 0.0, 1.0 / 128.0)
+        );
     }
 
     #[test]
     fn registered_as_maxnet() {
         let env = crate::registry::LinkEnv {
             rate_bps: 400e6,
-            limit: BufferLimit { pkts: Some(100), bytes: None },
+            limit: BufferLimit {
+                pkts: Some(100),
+                bytes: None,
+            },
             packet_size: 1500,
         };
         let q = crate::registry::build_queue("maxnet", &Params::new(), &env).unwrap();
@@ -262,7 +299,13 @@ mod tests {
         assert!((out[0].1 - 0.736590).abs() < 5e-7, "{out:?}");
         let mut p = Params::new();
         p.insert("T".into(), crate::params::ParamValue::Num(-1.0));
-        assert_eq!(crate::registry::build_queue("maxnet", &p, &env).err().unwrap().field, "T");
+        assert_eq!(
+            crate::registry::build_queue("maxnet", &p, &env)
+                .err()
+                .unwrap()
+                .field,
+            "T"
+        );
     }
 
     #[test]
@@ -278,7 +321,12 @@ mod tests {
         r.tick(50 * NS_PER_MS);
         let expect = pmin + 50.0 * (1.2 - 0.94) * 0.001;
         // exact arithmetic up to float rounding: 10 packets land in each 1 ms interval
-        assert!((r.price() - expect).abs() < 1e-9, "{} vs {}", r.price(), expect);
+        assert!(
+            (r.price() - expect).abs() < 1e-9,
+            "{} vs {}",
+            r.price(),
+            expect
+        );
         // 5 ms idle drains 5·μ·dt
         r.tick(55 * NS_PER_MS);
         assert!((r.price() - (expect - 5.0 * 0.94e-3)).abs() < 1e-9);
@@ -300,7 +348,12 @@ mod tests {
         offer(&mut b, 20 * NS_PER_MS, 1500, 0, 0);
         assert!(a.price() > a.config().p_min + 0.004);
         // one subtraction of 10 steps vs 10 subtractions: equal up to float rounding
-        assert!((a.price() - b.price()).abs() < 1e-12, "{} vs {}", a.price(), b.price());
+        assert!(
+            (a.price() - b.price()).abs() < 1e-12,
+            "{} vs {}",
+            a.price(),
+            b.price()
+        );
     }
 
     #[test]
@@ -308,7 +361,10 @@ mod tests {
         let mut r = router(&[]);
         let p = r.price();
         let (_, f) = offer(&mut r, 0, 1500, 0, 0);
-        assert_eq!(decode_price(f).unwrap(), decode_price(encode_price(p)).unwrap());
+        assert_eq!(
+            decode_price(f).unwrap(),
+            decode_price(encode_price(p)).unwrap()
+        );
         // an upstream router already wrote a higher price: kept
         let high = encode_price(p + 0.5);
         assert_eq!(offer(&mut r, 1, 1500, 0, high).1, high);
@@ -317,7 +373,13 @@ mod tests {
         // non-data packets (ACKs, UDP) are counted but not marked
         let mut rng = crate::rng::stream(0, 0);
         let mut f = 0;
-        let mut pkt = RouterPacket { bytes: 1500, ect: false, is_data: false, flags: 0, fwd_field: &mut f };
+        let mut pkt = RouterPacket {
+            bytes: 1500,
+            ect: false,
+            is_data: false,
+            flags: 0,
+            fwd_field: &mut f,
+        };
         r.enqueue(3, &mut pkt, QueueLen::default(), &mut rng);
         assert_eq!(f, 0);
     }
@@ -357,8 +419,17 @@ mod tests {
         let mut r = router(&[]);
         let mut rng = crate::rng::stream(0, 0);
         let mut f = 0;
-        let mut pkt = RouterPacket { bytes: 1500, ect: false, is_data: true, flags: 0, fwd_field: &mut f };
-        let full = QueueLen { pkts: 1000, bytes: 1_500_000 };
+        let mut pkt = RouterPacket {
+            bytes: 1500,
+            ect: false,
+            is_data: true,
+            flags: 0,
+            fwd_field: &mut f,
+        };
+        let full = QueueLen {
+            pkts: 1000,
+            bytes: 1_500_000,
+        };
         assert_eq!(r.enqueue(0, &mut pkt, full, &mut rng), Verdict::Drop);
         assert_eq!(f, 0, "a dropped packet is not marked");
     }
@@ -382,9 +453,19 @@ mod tests {
                 owed_bytes -= bytes as f64;
                 let mut f = 0;
                 let mut rng = crate::rng::stream(0, 0);
-                let mut pkt =
-                    RouterPacket { bytes, ect: false, is_data: false, flags: 0, fwd_field: &mut f };
-                r.enqueue(k * dt_ns + j * 100 * NS_PER_US, &mut pkt, QueueLen::default(), &mut rng);
+                let mut pkt = RouterPacket {
+                    bytes,
+                    ect: false,
+                    is_data: false,
+                    flags: 0,
+                    fwd_field: &mut f,
+                };
+                r.enqueue(
+                    k * dt_ns + j * 100 * NS_PER_US,
+                    &mut pkt,
+                    QueueLen::default(),
+                    &mut rng,
+                );
             }
             y_last = r.y_prev_bits;
         }
@@ -393,7 +474,15 @@ mod tests {
         // first-order loop (time constant ≈ 53 intervals) that is well settled after 3000. The feed moves
         // whole bytes, so y jitters by up to 8 bits around x·dt: ≤ 1e-4 of y, and the price by ≤ 8 bits/C
         // = 8e-8 s per interval — tolerances 1e-6 s and 2e-4.
-        assert!((r.price() - p_star).abs() < 1e-6, "{} vs {}", r.price(), p_star);
-        assert!((y_last / (0.94 * C * 1e-3) - 1.0).abs() < 2e-4, "y = {y_last}");
+        assert!(
+            (r.price() - p_star).abs() < 1e-6,
+            "{} vs {}",
+            r.price(),
+            p_star
+        );
+        assert!(
+            (y_last / (0.94 * C * 1e-3) - 1.0).abs() < 2e-4,
+            "y = {y_last}"
+        );
     }
 }

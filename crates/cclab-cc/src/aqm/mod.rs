@@ -13,8 +13,8 @@
 //! `enqueue`, which is what the built-in ones do).
 
 pub mod droptail;
-pub mod red;
 pub mod maxnet;
+pub mod red;
 
 use crate::rng::SimRng;
 use crate::time::Nanos;
@@ -55,7 +55,13 @@ pub trait QueueDiscipline: Send {
     fn name(&self) -> &'static str;
 
     /// Decide on an arrival. `q` is the occupancy before the arrival.
-    fn enqueue(&mut self, now: Nanos, pkt: &mut RouterPacket<'_>, q: QueueLen, rng: &mut SimRng) -> Verdict;
+    fn enqueue(
+        &mut self,
+        now: Nanos,
+        pkt: &mut RouterPacket<'_>,
+        q: QueueLen,
+        rng: &mut SimRng,
+    ) -> Verdict;
 
     /// A packet of `bytes` left the queue (started transmission); `q` is the occupancy after.
     fn on_dequeue(&mut self, _now: Nanos, _bytes: u32, _q: QueueLen) {}
@@ -82,6 +88,7 @@ impl BufferLimit {
     /// True if a packet of `bytes` does not fit on top of `q`.
     #[inline]
     pub fn overflows(&self, q: QueueLen, bytes: u32) -> bool {
-        self.pkts.is_some_and(|p| q.pkts + 1 > p) || self.bytes.is_some_and(|b| q.bytes + bytes as u64 > b)
+        self.pkts.is_some_and(|p| q.pkts + 1 > p)
+            || self.bytes.is_some_and(|b| q.bytes + bytes as u64 > b)
     }
 }

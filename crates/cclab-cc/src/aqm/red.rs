@@ -50,8 +50,16 @@ pub struct Red {
 }
 
 impl Red {
-    pub fn new(params: &Params, limit: BufferLimit, rate_bps: f64, packet_size: u32) -> Result<Red, ParamError> {
-        let cap = limit.pkts.map(|p| p as f64).or_else(|| limit.bytes.map(|b| b as f64 / packet_size as f64));
+    pub fn new(
+        params: &Params,
+        limit: BufferLimit,
+        rate_bps: f64,
+        packet_size: u32,
+    ) -> Result<Red, ParamError> {
+        let cap = limit
+            .pkts
+            .map(|p| p as f64)
+            .or_else(|| limit.bytes.map(|b| b as f64 / packet_size as f64));
         let (dmin, dmax) = match cap {
             Some(c) => ((0.2 * c).max(1.0), (0.8 * c).max(2.0)),
             None => (5.0, 15.0),
@@ -67,7 +75,10 @@ impl Red {
         let byte_mode = r.bool("byte_mode", false)?;
         r.finish()?;
         if max_th <= min_th {
-            return Err(ParamError { field: "max_th".into(), message: format!("must be > min_th ({min_th}), got {max_th}") });
+            return Err(ParamError {
+                field: "max_th".into(),
+                message: format!("must be > min_th ({min_th}), got {max_th}"),
+            });
         }
         Ok(Red {
             limit,
@@ -110,7 +121,13 @@ impl QueueDiscipline for Red {
         "red"
     }
 
-    fn enqueue(&mut self, now: Nanos, pkt: &mut RouterPacket<'_>, q: QueueLen, rng: &mut SimRng) -> Verdict {
+    fn enqueue(
+        &mut self,
+        now: Nanos,
+        pkt: &mut RouterPacket<'_>,
+        q: QueueLen,
+        rng: &mut SimRng,
+    ) -> Verdict {
         if let Some(t0) = self.idle_since.take() {
             if q.pkts == 0 {
                 let m = (now.saturating_sub(t0)) as f64 / self.s as f64;
@@ -136,7 +153,11 @@ impl QueueDiscipline for Red {
             1.0
         } else if self.uniform {
             let d = 1.0 - self.count as f64 * pb;
-            if d <= 0.0 { 1.0 } else { (pb / d).min(1.0) }
+            if d <= 0.0 {
+                1.0
+            } else {
+                (pb / d).min(1.0)
+            }
         } else {
             pb
         };
@@ -172,7 +193,16 @@ mod tests {
         p.insert("max_th".into(), ParamValue::Num(60.0));
         p.insert("max_p".into(), ParamValue::Num(0.1));
         p.insert("uniform".into(), ParamValue::Bool(uniform));
-        Red::new(&p, BufferLimit { pkts: Some(1000), bytes: None }, 100e6, 1500).unwrap()
+        Red::new(
+            &p,
+            BufferLimit {
+                pkts: Some(1000),
+                bytes: None,
+            },
+            100e6,
+            1500,
+        )
+        .unwrap()
     }
 
     /// The drop fraction Floyd–Jacobson's count correction gives for a constant p_b: the gap k between
@@ -200,13 +230,28 @@ mod tests {
         let mut rng = crate::rng::stream(7, q as u64);
         let mut f = 0;
         let mut drops = 0;
-        let ql = QueueLen { pkts: q, bytes: q as u64 * 1500 };
+        let ql = QueueLen {
+            pkts: q,
+            bytes: q as u64 * 1500,
+        };
         for _ in 0..5000 {
-            let mut p = RouterPacket { bytes: 1500, ect: false, is_data: true, flags: 0, fwd_field: &mut f };
+            let mut p = RouterPacket {
+                bytes: 1500,
+                ect: false,
+                is_data: true,
+                flags: 0,
+                fwd_field: &mut f,
+            };
             r.enqueue(1, &mut p, ql, &mut rng); // let avg converge to q
         }
         for _ in 0..n {
-            let mut p = RouterPacket { bytes: 1500, ect: false, is_data: true, flags: 0, fwd_field: &mut f };
+            let mut p = RouterPacket {
+                bytes: 1500,
+                ect: false,
+                is_data: true,
+                flags: 0,
+                fwd_field: &mut f,
+            };
             if r.enqueue(1, &mut p, ql, &mut rng) == Verdict::Drop {
                 drops += 1;
             }
@@ -223,8 +268,15 @@ mod tests {
             for q in [25u32, 30, 40, 50, 59, 70, 90, 110] {
                 let (avg, got) = measured(&mut r, q, 200_000);
                 let pb = r.curve(avg);
-                let want = if uniform { uniformised_fraction(pb) } else { pb };
-                assert!((got - want).abs() <= 0.1 * want, "uniform={uniform} q={q} avg={avg:.2} pb={pb:.4}: got {got:.4}, want {want:.4}");
+                let want = if uniform {
+                    uniformised_fraction(pb)
+                } else {
+                    pb
+                };
+                assert!(
+                    (got - want).abs() <= 0.1 * want,
+                    "uniform={uniform} q={q} avg={avg:.2} pb={pb:.4}: got {got:.4}, want {want:.4}"
+                );
             }
         }
     }
@@ -236,7 +288,13 @@ mod tests {
         r.on_dequeue(0, 1500, QueueLen::default());
         let mut f = 0;
         let mut rng = crate::rng::stream(1, 1);
-        let mut p = RouterPacket { bytes: 1500, ect: false, is_data: true, flags: 0, fwd_field: &mut f };
+        let mut p = RouterPacket {
+            bytes: 1500,
+            ect: false,
+            is_data: true,
+            flags: 0,
+            fwd_field: &mut f,
+        };
         // 10 ms idle at 100 Mbit/s = 83.3 typical (1500 B, 120 µs) packet times: avg × 0.998^83.3,
         // then the arrival's own EWMA step with q = 0.
         r.enqueue(10_000_000, &mut p, QueueLen::default(), &mut rng);
@@ -254,14 +312,29 @@ mod tests {
         p.insert("max_th".into(), ParamValue::Num(60.0));
         p.insert("uniform".into(), ParamValue::Bool(false));
         p.insert("byte_mode".into(), ParamValue::Bool(true));
-        let mut r = Red::new(&p, BufferLimit { pkts: Some(1000), bytes: None }, 100e6, 1500).unwrap();
+        let mut r = Red::new(
+            &p,
+            BufferLimit {
+                pkts: Some(1000),
+                bytes: None,
+            },
+            100e6,
+            1500,
+        )
+        .unwrap();
         let mut rng = crate::rng::stream(5, 5);
         let mut f = 0;
         let ql = QueueLen { pkts: 60, bytes: 0 };
         let mut frac = |bytes: u32, r: &mut Red| {
             let mut drops = 0;
             for _ in 0..200_000 {
-                let mut pk = RouterPacket { bytes, ect: false, is_data: true, flags: 0, fwd_field: &mut f };
+                let mut pk = RouterPacket {
+                    bytes,
+                    ect: false,
+                    is_data: true,
+                    flags: 0,
+                    fwd_field: &mut f,
+                };
                 r.avg = 50.0; // hold the average at p_b = 0.1·(50 − 20)/40 = 0.075
                 if r.enqueue(1, &mut pk, ql, &mut rng) == Verdict::Drop {
                     drops += 1;
@@ -274,7 +347,11 @@ mod tests {
         // The EWMA step inside enqueue moves avg from 50 by w_q·(60 − 50) = 0.02 before the draw.
         let pb = r.curve(50.0 + 0.002 * 10.0);
         assert!((big - pb).abs() <= 0.1 * pb, "1500 B: {big} vs {pb}");
-        assert!((small - pb / 4.0).abs() <= 0.1 * pb / 4.0, "375 B: {small} vs {}", pb / 4.0);
+        assert!(
+            (small - pb / 4.0).abs() <= 0.1 * pb / 4.0,
+            "375 B: {small} vs {}",
+            pb / 4.0
+        );
     }
 
     #[test]
@@ -282,13 +359,28 @@ mod tests {
         let mut p = Params::new();
         p.insert("ecn".into(), ParamValue::Bool(true));
         p.insert("w_q".into(), ParamValue::Num(1.0));
-        let mut r = Red::new(&p, BufferLimit { pkts: Some(100), bytes: None }, 1e8, 1500).unwrap();
+        let mut r = Red::new(
+            &p,
+            BufferLimit {
+                pkts: Some(100),
+                bytes: None,
+            },
+            1e8,
+            1500,
+        )
+        .unwrap();
         let mut f = 0;
         let mut rng = crate::rng::stream(1, 2);
         let mut marks = 0;
         let n = 100_000;
         for _ in 0..n {
-            let mut pk = RouterPacket { bytes: 1500, ect: true, is_data: true, flags: 0, fwd_field: &mut f };
+            let mut pk = RouterPacket {
+                bytes: 1500,
+                ect: true,
+                is_data: true,
+                flags: 0,
+                fwd_field: &mut f,
+            };
             match r.enqueue(1, &mut pk, QueueLen { pkts: 60, bytes: 0 }, &mut rng) {
                 Verdict::Mark => marks += 1,
                 Verdict::Drop => panic!("ECT packet dropped below the forced region"),
@@ -299,11 +391,20 @@ mod tests {
         // a 100-packet buffer, p_b = 0.1·40/60. 100k draws: ~1.5% relative standard error; 10% bound.
         let want = uniformised_fraction(r.curve(60.0));
         let got = marks as f64 / n as f64;
-        assert!((got - want).abs() <= 0.1 * want, "mark fraction {got} vs {want}");
+        assert!(
+            (got - want).abs() <= 0.1 * want,
+            "mark fraction {got} vs {want}"
+        );
         // A packet that is not ECN-capable is dropped, not marked, at the same average.
         let mut dropped = 0;
         for _ in 0..n {
-            let mut pk = RouterPacket { bytes: 1500, ect: false, is_data: true, flags: 0, fwd_field: &mut f };
+            let mut pk = RouterPacket {
+                bytes: 1500,
+                ect: false,
+                is_data: true,
+                flags: 0,
+                fwd_field: &mut f,
+            };
             match r.enqueue(1, &mut pk, QueueLen { pkts: 60, bytes: 0 }, &mut rng) {
                 Verdict::Mark => panic!("non-ECT packet marked"),
                 Verdict::Drop => dropped += 1,

@@ -37,7 +37,14 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn spec(rate: f64, buffer: u32, groups: &[(usize, f64)], duration: f64, seed: u64, trace: bool) -> RunSpec {
+fn spec(
+    rate: f64,
+    buffer: u32,
+    groups: &[(usize, f64)],
+    duration: f64,
+    seed: u64,
+    trace: bool,
+) -> RunSpec {
     let link = |rate_bps| LinkSpec {
         rate_bps,
         delay: 0.0,
@@ -85,7 +92,13 @@ fn main() {
     let t0 = Instant::now();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(which) = args.first() else { usage() };
-    let (mut flows, mut rate, mut rtt, mut buffer, mut duration): (usize, f64, f64, Option<u32>, f64) = match which.as_str() {
+    let (mut flows, mut rate, mut rtt, mut buffer, mut duration): (
+        usize,
+        f64,
+        f64,
+        Option<u32>,
+        f64,
+    ) = match which.as_str() {
         "a" => (10, 100e6, 0.1, None, 60.0),
         "b" | "custom" => (100, 622e6, 0.1, Some(500), 100.0),
         _ => usage(),
@@ -100,7 +113,11 @@ fn main() {
             "--rtt" => rtt = val().parse().unwrap_or_else(|_| usage()),
             "--buffer" => {
                 let v = val();
-                buffer = if v == "bdp" { None } else { Some(v.parse().unwrap_or_else(|_| usage())) }
+                buffer = if v == "bdp" {
+                    None
+                } else {
+                    Some(v.parse().unwrap_or_else(|_| usage()))
+                }
             }
             "--duration" => duration = val().parse().unwrap_or_else(|_| usage()),
             "--seed" => seed = val().parse().unwrap_or_else(|_| usage()),
@@ -108,13 +125,21 @@ fn main() {
             _ => usage(),
         }
     }
-    let groups: Vec<(usize, f64)> = if which == "b" { vec![(30, 0.016), (50, 0.06), (20, 0.18)] } else { vec![(flows, rtt)] };
+    let groups: Vec<(usize, f64)> = if which == "b" {
+        vec![(30, 0.016), (50, 0.06), (20, 0.18)]
+    } else {
+        vec![(flows, rtt)]
+    };
     let max_rtt = groups.iter().map(|g| g.1).fold(0.0, f64::max);
     let bdp = ((rate * max_rtt / 8.0 / 1500.0).round() as u32).max(1);
     let buffer = buffer.unwrap_or(bdp);
     let s = spec(rate, buffer, &groups, duration, seed, trace);
     let r = cclab_sim::run(&s, None).expect("valid spec");
-    assert!(r.conservation.holds(), "packet conservation violated: {:?}", r.conservation);
+    assert!(
+        r.conservation.holds(),
+        "packet conservation violated: {:?}",
+        r.conservation
+    );
     let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
     let process = t0.elapsed().as_secs_f64();
     let rss_mb = peak_rss_kib() as f64 / 1024.0;

@@ -42,7 +42,10 @@ pub fn flow(cc: &str, rtt: f64, group: u32) -> FlowSpec {
 }
 
 pub fn param(pairs: &[(&str, f64)]) -> Params {
-    pairs.iter().map(|(k, v)| (k.to_string(), ParamValue::Num(*v))).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), ParamValue::Num(*v)))
+        .collect()
 }
 
 /// Bandwidth-delay product in 1500-byte packets.
@@ -64,7 +67,10 @@ pub fn dumbbell(
         duration,
         sample_interval: 0.1,
         measure: [0.0, duration],
-        links: vec![link(rate_bps, buffer_pkts, queue), link(rate_bps, buffer_pkts, "droptail")],
+        links: vec![
+            link(rate_bps, buffer_pkts, queue),
+            link(rate_bps, buffer_pkts, "droptail"),
+        ],
         flows,
         traffic: vec![],
         trace_packets: false,
@@ -78,8 +84,16 @@ pub fn run(spec: &RunSpec) -> RunResult {
     assert!(c.holds(), "packet conservation violated: {c:?}");
     for f in &r.flows {
         // Per flow: every data packet sent was received, dropped, or is still in the network.
-        assert!(f.received_pkts + f.dropped_pkts <= f.sent_pkts, "flow {}: {f:?}", f.id);
-        assert!(f.sent_pkts - f.received_pkts - f.dropped_pkts <= c.in_network, "flow {} conservation", f.id);
+        assert!(
+            f.received_pkts + f.dropped_pkts <= f.sent_pkts,
+            "flow {}: {f:?}",
+            f.id
+        );
+        assert!(
+            f.sent_pkts - f.received_pkts - f.dropped_pkts <= c.in_network,
+            "flow {} conservation",
+            f.id
+        );
     }
     r
 }
