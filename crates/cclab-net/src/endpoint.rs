@@ -134,6 +134,7 @@ pub fn run_sender<S: SenderMachine>(
     probe: &FlowProbe,
 ) -> io::Result<()> {
     sys::set_timer_slack_1ns();
+    sys::set_realtime(sys::RtRole::Endpoint);
     let fd = sock.as_raw_fd();
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];
@@ -229,6 +230,7 @@ pub fn run_receiver<R: ReceiverMachine>(
     probe: &FlowProbe,
 ) -> io::Result<()> {
     sys::set_timer_slack_1ns();
+    sys::set_realtime(sys::RtRole::Endpoint);
     let fd = sock.as_raw_fd();
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];

@@ -25,6 +25,9 @@ use crate::sys::{self, Clock};
 /// How late packets were written to the TUN device compared with their emulated delivery time.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LoopStats {
+    /// Whether the loop ran under SCHED_FIFO ([`sys::set_realtime`]); without it, other processes on
+    /// the machine can delay deliveries by a scheduler time slice (see the lateness figures).
+    pub realtime: bool,
     pub packets_read: u64,
     pub packets_written: u64,
     /// Writes the receiving host's kernel refused (its backlog was full): counted, not retried. In
@@ -100,7 +103,10 @@ pub fn run_loop(
     mut on_sample: impl FnMut(Nanos, &Emulator),
 ) -> io::Result<LoopStats> {
     sys::set_timer_slack_1ns();
-    let mut st = LoopStats::default();
+    let mut st = LoopStats {
+        realtime: sys::set_realtime(sys::RtRole::Emulator),
+        ..LoopStats::default()
+    };
     let mut timer = sys::TimerFd::new()?;
     // Mean oversleep of timer wake-ups (ns): how much earlier to arm the timer.
     let mut oversleep_ewma = 0.0f64;

@@ -186,7 +186,10 @@ pub fn relay_loop(
     mut on_sample: impl FnMut(Nanos, &Emulator),
 ) -> io::Result<LoopStats> {
     sys::set_timer_slack_1ns();
-    let mut st = LoopStats::default();
+    let mut st = LoopStats {
+        realtime: sys::set_realtime(sys::RtRole::Emulator),
+        ..LoopStats::default()
+    };
     let mut timer = sys::TimerFd::new()?;
     let mut oversleep_ewma = 0.0f64;
     let mut next_sample = ctl.sample_every.map(|_| 0);
