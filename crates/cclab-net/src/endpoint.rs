@@ -134,7 +134,7 @@ pub fn run_sender<S: SenderMachine>(
     probe: &FlowProbe,
 ) -> io::Result<()> {
     sys::set_timer_slack_1ns();
-    sys::set_realtime(sys::RtRole::Endpoint);
+    sys::raise_priority(sys::Role::Endpoint);
     let fd = sock.as_raw_fd();
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];
@@ -230,7 +230,7 @@ pub fn run_receiver<R: ReceiverMachine>(
     probe: &FlowProbe,
 ) -> io::Result<()> {
     sys::set_timer_slack_1ns();
-    sys::set_realtime(sys::RtRole::Endpoint);
+    sys::raise_priority(sys::Role::Endpoint);
     let fd = sock.as_raw_fd();
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];

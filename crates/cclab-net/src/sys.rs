@@ -58,36 +58,38 @@ pub fn set_timer_slack_1ns() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
-/// Who a datapath thread is, for [`set_realtime`]: the emulator outranks the endpoints because its
+/// Who a datapath thread is, for [`raise_priority`]: the emulator outranks the endpoints because its
 /// lateness shifts every packet's delivery time, while an endpoint's lateness only delays its own flow.
 #[derive(Clone, Copy, Debug)]
-pub enum RtRole {
+pub enum Role {
     Emulator,
     Endpoint,
 }
 
-/// Puts the calling thread under SCHED_FIFO (emulator priority 20, endpoints 10) so that other
-/// processes on a small machine (a compiler, another test) cannot delay packets by a scheduler time
-/// slice. Measured on 2 cores: with two busy loops beside a 40 Mbit/s one-flow run (4 runs each), the
-/// emulator's write lateness p99 was 72 µs to ≥ 1 ms without and 69–72 µs with; with four busy loops
-/// beside the 50 Mbit/s one of `tests/run_real.rs` (3 runs each), goodput was 42.99 / 47.68 / 46.87
-/// Mbit/s without (the first left the link idle 10 %) and 48.00 / 47.99 / 47.63 with. Every datapath
-/// loop blocks in `ppoll` and spins at most `spin_max` (tens of µs) before a deadline, and the kernel's
-/// RT throttling keeps 5 % of each second for normal threads, so a real-time thread cannot lock the
-/// machine. Returns false (and changes nothing) without
-/// CAP_SYS_NICE or when `CCLAB_NET_REALTIME=0` is set.
-pub fn set_realtime(role: RtRole) -> bool {
-    if std::env::var_os("CCLAB_NET_REALTIME").is_some_and(|v| v == "0") {
+/// Gives the calling thread nice −20 (emulator) or −15 (endpoints) so that other processes on a small
+/// machine (a compiler, another test) cannot take scheduler time slices out of packet timing.
+///
+/// Measured on 2 cores with four busy loops beside the 50 Mbit/s run of `tests/run_real.rs`: goodput
+/// 42.99 / 47.68 / 46.87 Mbit/s at nice 0 (the first left the link idle 10 %), 47.81–48.00 (4 runs)
+/// at these values. DECISION: not SCHED_FIFO, which did as well under load (48.00 / 47.99 / 47.63) but
+/// made an idle link's timing worse: median ping RTT through a 40 ms emulated path 40.52–40.70 ms
+/// against 40.28–40.32 at nice 0 and 40.25–40.28 with nice −20 (3 runs each), because a real-time
+/// thread's wake-ups and the normal-priority threads it competes with on 2 vCPUs interact badly.
+/// Returns false (and changes nothing) without CAP_SYS_NICE or when `CCLAB_NET_PRIORITY=0` is set.
+pub fn raise_priority(role: Role) -> bool {
+    if std::env::var_os("CCLAB_NET_PRIORITY").is_some_and(|v| v == "0") {
         return false;
     }
-    let param = libc::sched_param {
-        sched_priority: match role {
-            RtRole::Emulator => 20,
-            RtRole::Endpoint => 10,
-        },
+    let nice = match role {
+        Role::Emulator => -20,
+        Role::Endpoint => -15,
     };
-    // SAFETY: pid 0 = the calling thread; `param` is a valid sched_param.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+    // SAFETY: plain syscalls with integer arguments; on Linux a thread id names one thread for
+    // setpriority (per-thread nice).
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) == 0
+    }
 }
 
 /// Waits for any of `fds` to become readable (or writable, per their `events`) or for `timeout`

@@ -164,7 +164,7 @@ pub fn bulk_send(
     written: &AtomicU64,
 ) -> io::Result<()> {
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
-    sys::set_realtime(sys::RtRole::Endpoint);
+    sys::raise_priority(sys::Role::Endpoint);
     let chunk = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -195,7 +195,7 @@ pub fn bulk_send(
 /// Accepts one connection on `l` and counts the bytes it delivers into `received` until EOF or `stop`.
 pub fn sink(l: TcpListener, stop: &AtomicBool, received: &AtomicU64) -> io::Result<()> {
     l.set_nonblocking(true)?;
-    sys::set_realtime(sys::RtRole::Endpoint);
+    sys::raise_priority(sys::Role::Endpoint);
     let mut s = loop {
         if stop.load(Ordering::Relaxed) {
             return Ok(());

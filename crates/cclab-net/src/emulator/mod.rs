@@ -25,9 +25,9 @@ use crate::sys::{self, Clock};
 /// How late packets were written to the TUN device compared with their emulated delivery time.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LoopStats {
-    /// Whether the loop ran under SCHED_FIFO ([`sys::set_realtime`]); without it, other processes on
-    /// the machine can delay deliveries by a scheduler time slice (see the lateness figures).
-    pub realtime: bool,
+    /// Whether the loop ran at raised priority ([`sys::raise_priority`]); without it, other processes
+    /// on the machine can delay deliveries by a scheduler time slice (see the lateness figures).
+    pub priority_raised: bool,
     pub packets_read: u64,
     pub packets_written: u64,
     /// Writes the receiving host's kernel refused (its backlog was full): counted, not retried. In
@@ -104,7 +104,7 @@ pub fn run_loop(
 ) -> io::Result<LoopStats> {
     sys::set_timer_slack_1ns();
     let mut st = LoopStats {
-        realtime: sys::set_realtime(sys::RtRole::Emulator),
+        priority_raised: sys::raise_priority(sys::Role::Emulator),
         ..LoopStats::default()
     };
     let mut timer = sys::TimerFd::new()?;

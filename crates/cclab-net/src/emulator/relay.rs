@@ -187,7 +187,7 @@ pub fn relay_loop(
 ) -> io::Result<LoopStats> {
     sys::set_timer_slack_1ns();
     let mut st = LoopStats {
-        realtime: sys::set_realtime(sys::RtRole::Emulator),
+        priority_raised: sys::raise_priority(sys::Role::Emulator),
         ..LoopStats::default()
     };
     let mut timer = sys::TimerFd::new()?;
