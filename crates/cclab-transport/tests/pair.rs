@@ -224,6 +224,29 @@ fn lost_retransmission_is_resent_without_an_rto_under_sack() {
 }
 
 #[test]
+fn lost_retransmission_with_no_new_data_behind_it_is_found_by_rack_time() {
+    // A 60-packet transfer: everything has been sent when packets 40-49 turn out lost, so recovery sends
+    // only retransmissions and nothing with a higher sequence follows them. The retransmission of 40 is
+    // lost too. The sequence rule cannot see that (no packet above snd_nxt will ever be SACKed); RACK's
+    // time rule does: 41-49's retransmissions, sent after it, are delivered, and once 40's has been out
+    // longer than their RTT plus min_rtt/4 it is resent. No RTO (whose collapse to one packet the real
+    // datapath showed after slow-start overshoots, docs/real-datapath.md).
+    const N: u64 = 60;
+    let mut p = Pair::new(Recovery::Sack, N * 1448);
+    p.drop = (40..50).map(|s| (s, 1)).chain([(40, 2)]).collect();
+    let t = p.run(60 * 1_000_000_000);
+    assert_eq!(p.r.delivered_bytes(), N * 1448);
+    let st = p.s.stats();
+    assert_eq!(st.timeouts, 0, "{st:?}");
+    assert_eq!(st.lost_retransmits, 1, "{st:?}");
+    assert_eq!(p.tx_count[&40], 3);
+    assert_eq!(st.retransmits, 11, "{st:?}");
+    // RTT 40 ms + serialisation: the RTO (≥ 200 ms min) would have ended the transfer later than
+    // 3 RTTs of slow start + 2 recovery rounds + the reordering window.
+    assert!(t < 400 * 1_000_000, "finished at {t} ns");
+}
+
+#[test]
 fn each_lost_retransmission_episode_reduces_the_window_again() {
     // The head hole's retransmission is lost three times in a row (as at a drop-tail queue kept full by
     // the sender's own new data, docs/validation.md Hybla 2 × 40 ms). Each loss of a retransmission
