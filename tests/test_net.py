@@ -8,9 +8,12 @@ slow start. Each tolerance below was chosen after measuring the case 3 times (va
 """
 import json
 import os
+import shutil
 import signal
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -116,24 +119,27 @@ def test_newreno_two_flows_matches_simulator():
 @needs_net
 def test_newreno_two_flows_per_flow_goodput_with_red():
     # The same two flows with a RED queue (random early drops, no phase effect): now per-flow goodput
-    # compares. Window 5-25 s. Measured: sim over seeds 1-5: 20 ms flow 21.39-23.07 (mean 22.07), 80 ms
-    # flow 5.69-7.44 (mean 6.60) Mbit/s; real (4 runs on a loaded machine): 20.92-22.68 and 6.00-7.71;
-    # mean RTT sim 31.9 / 91.8 ms, real 31.5-32.7 / 92.0-92.6 ms.
-    # Tolerances: the 20 ms flow within 10 % of the simulator's seed mean (seen: ≤ 5.2 %). The 80 ms flow
-    # sees only ~10 loss events in the window, so one event more or less moves it by ~10 %: the
-    # simulator's own seeds spread −14 % to +13 % around their mean (σ ≈ 10 %) and a real run is one
-    # more such draw (seen −9 % to +17 %; with a 10 s window a real run once landed at +25.6 %): 30 %
-    # is 3σ. There is no bias to hide: the real runs' mean is within 1.2 % of the simulator's. RTTs: 10 %.
+    # compares. Window 5-25 s. The reference is the simulator's distribution over seeds 1-10, not one
+    # number: the 80 ms flow sees only ~10 loss events in the window, so one event more or less moves
+    # it by ~10 %, and the 20 ms flow takes what it leaves. Measured (simulator, current code): 20 ms
+    # flow 20.30-23.53 Mbit/s (mean 21.96, σ 1.06 = 4.8 %), 80 ms flow 5.34-8.13 (mean 6.68, σ 0.95 =
+    # 14 %). Real runs: 18.52-22.83 and 5.58-9.82 (7 runs; the extreme one is 3.3σ from the mean on both
+    # flows, in opposite directions, as a draw of one more or one fewer loss event of the 80 ms flow).
+    # Asserted: each flow within 4σ of the simulator's mean (a real datapath that follows the simulator's
+    # distribution fails this about once in 10^4 runs; a bias of 19 % on the 20 ms flow or 57 % on the
+    # 80 ms flow fails always), and their mean RTTs within 10 % (seen ≤ 3 %).
     flows = [{"cc": "newreno", "rtt": "20ms"}, {"cc": "newreno", "rtt": "80ms"}]
     d = dumbbell("nr2red", flows, "30Mbps", 25, 5)
     d["topology"]["bottleneck"]["queue"] = "red"
-    sims = [cclab.run(dict(d, seed=seed), progress=False).summary for seed in range(1, 6)]
+    sims = [cclab.run(dict(d, seed=seed), progress=False).summary for seed in range(1, 11)]
     real = net.run(d, progress=False).summary
     show("sim seed 1", sims[0]), show("real", real)
-    for i, tol in ((0, 0.10), (1, 0.30)):
-        mean_gp = sum(s["flows"][i]["goodput_bps"] for s in sims) / len(sims)
-        mean_rtt = sum(s["flows"][i]["mean_rtt"] for s in sims) / len(sims)
-        assert rel(real["flows"][i]["goodput_bps"], mean_gp) < tol, (i, real["flows"][i]["goodput_bps"], mean_gp)
+    for i in (0, 1):
+        gps = [s["flows"][i]["goodput_bps"] for s in sims]
+        mean_gp, sd = statistics.fmean(gps), statistics.stdev(gps)
+        mean_rtt = statistics.fmean(s["flows"][i]["mean_rtt"] for s in sims)
+        gp = real["flows"][i]["goodput_bps"]
+        assert abs(gp - mean_gp) <= 4 * sd, (i, gp, mean_gp, sd)
         assert rel(real["flows"][i]["mean_rtt"], mean_rtt) < 0.10
 
 
@@ -183,8 +189,8 @@ def test_delay_based_fairness_end_to_end(cc, params):
 
 @needs_net
 def test_madison_fairness_end_to_end():
-    # The scenario of test_delay_based_fairness_end_to_end (20/40/80 ms over 30 Mbit/s, 300-packet buffer,
-    # window 5-10 s) with Madison. Its per-flow comparison with the simulator (each flow within 10 %) does
+    # The scenario of test_delay_based_fairness_end_to_end (20/40/80 ms over 30 Mbit/s, 300-packet buffer)
+    # with Madison. Its per-flow comparison with the simulator (each flow within 10 %) does
     # not apply: Madison's shares wander (its queue cycles between empty and full, docs/algorithms/
     # madison.md), so the trajectory depends on timing details. In the simulator alone, changing only the
     # seed (which only moves the probe times) changes per-flow goodput by up to 40 % (seeds 1-3: Jain
@@ -194,8 +200,11 @@ def test_madison_fairness_end_to_end():
     # Asserted: Jain ≥ 0.9 (issue 3's fairness bar), total goodput ≥ 70 % of the link (seen ≥ 77 %; the
     # simulator's 91 %), mean queue at most half the buffer (seen ≤ 125 of 300; an overload that keeps
     # the buffer full would show).
+    # Window 5-20 s since 2026-11-23: over a 5 s window the simulator itself gives Jain < 0.9 on one seed in
+    # ten (seeds 1-10: 0.877-0.996) and a real run gave 0.877 once in 3; over 15 s the simulator's seeds
+    # 1-10 give 0.949-0.998.
     flows = [{"cc": "madison", "rtt": r} for r in ("20ms", "40ms", "80ms")]
-    d = dumbbell("madison", flows, "30Mbps", 10, 5, buffer=300)
+    d = dumbbell("madison", flows, "30Mbps", 20, 5, buffer=300)
     sim = cclab.run(d, progress=False).summary
     real = net.run(d, progress=False).summary
     show("sim", sim), show("real", real)
@@ -265,8 +274,12 @@ def test_cli_net_run_writes_what_cclab_run_writes(tmp_path):
 def test_cli_ctrl_c_writes_the_partial_result(tmp_path):
     d = dumbbell("intr", [{"cc": "newreno", "rtt": "20ms"}], "20Mbps", 30, 0)
     p = write(tmp_path, d)
+    # SIGINT back to its default in the child: a test run started in the background by a non-interactive
+    # shell inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler (seen: the
+    # run went on to its end, exit 0).
     proc = subprocess.Popen([sys.executable, "-m", "cclab.cli", "net", "run", str(p), "--out", str(tmp_path / "o"),
-                             "-q", "--no-plots"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "-q", "--no-plots"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -367,3 +380,55 @@ def test_cli_net_run_loopback(tmp_path):
     r = cli("net", "run", str(write(tmp_path, d)), "--loopback", "--out", str(tmp_path / "k"))
     assert r.returncode == 2 and r.stderr.startswith("error: flows[0].cc:"), r.stderr
     assert not (tmp_path / "k").exists()
+
+
+# ---- without privileges (issue 6: "without root: a clear message, and a loopback mode") ----
+
+def _as_nobody():
+    """argv prefix running a command as user nobody with no capabilities, or None (with the reason)."""
+    if os.geteuid() != 0:
+        return None, "dropping to an unprivileged user needs root; this run is already unprivileged"
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None, "no setpriv (util-linux) to drop privileges"
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all"], None
+
+
+@needs_binary
+def test_unprivileged_user_gets_the_message_and_loopback_works(request):
+    # CI runs as root, so without this test the non-root path (the one most users of a laptop meet) would
+    # never run. The binary and spec are copied into a world-readable directory in /tmp because the
+    # checkout (and pytest's tmp_path) may sit under a private (0700) directory that nobody cannot enter.
+    prefix, why = _as_nobody()
+    if prefix is None:
+        pytest.skip(why)
+    d = Path(tempfile.mkdtemp(prefix="cclab-nobody-"))
+    request.addfinalizer(lambda: shutil.rmtree(d, ignore_errors=True))
+    d.chmod(0o777)
+    for p in d.parents:
+        if p.stat().st_mode & 0o001 == 0:
+            pytest.skip(f"{p} is not searchable by other users, so user nobody cannot reach the test files")
+    binary = d / "cclab-net"
+    shutil.copy(net.find_binary(), binary)
+    binary.chmod(0o755)
+    sc = dumbbell("lo", [{"cc": "newreno", "rtt": "40ms"}], "20Mbps", 3, 1, buffer="2BDP")
+    spec = net.validate(cclab.Scenario.from_dict(sc, datapath="net"), loopback=True)
+    (d / "spec.json").write_text(json.dumps(spec))
+    (d / "spec.json").chmod(0o644)
+    run = lambda *a: subprocess.run(prefix + [str(binary), *a], capture_output=True, text=True, timeout=60)
+    # The check names what is missing.
+    info = json.loads(run("check").stdout)
+    assert info["available"] is False and "root" in info["reason"], info
+    # The namespace mode refuses with exit 3 and points to loopback mode (cclab.net raises NetUnavailable).
+    r = run("run", "--spec", str(d / "spec.json"), "--out", str(d / "tun.json"))
+    assert r.returncode == 3 and "--loopback" in r.stderr, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    # Loopback mode runs, unprivileged, at the rate the root test measures (payload ceiling 19.2 Mbit/s).
+    r = run("run", "--spec", str(d / "spec.json"), "--out", str(d / "lo.json"), "--loopback")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((d / "lo.json").read_text())
+    assert res["net"]["mode"] == "loopback" and res["net"]["emulator"]["priority_raised"] is False
+    f = res["flows"][0]
+    # Measured as nobody (3 runs): 19.197-19.202 Mbit/s, 0 RTOs; 3 % as in the root loopback test.
+    assert rel(f["goodput_bps"], 19.2e6) < 0.03, f["goodput_bps"]
