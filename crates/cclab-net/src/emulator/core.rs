@@ -1,6 +1,6 @@
 //! The link emulator's state machine, free of I/O: packets go in with their arrival time
 //! ([`Emulator::on_packet`]), come out when due ([`Emulator::poll_output`]), and
-//! [`Emulator::next_deadline`] says when to look again. The I/O shell ([`super::run`]) feeds it from
+//! [`Emulator::next_deadline`] says when to look again. The I/O shell ([`super::drive`]) feeds it from
 //! TUN devices with the OS clock; tests feed it directly with a virtual clock.
 //!
 //! Per direction: an access stage (per-flow extra one-way delay, so flows get their configured RTT), then

@@ -1,6 +1,7 @@
-//! The userspace link emulator: the sans-IO [`core::Emulator`] plus the I/O shell [`run_loop`], which
-//! reads packets from the two hosts' TUN devices (taking the arrival time per packet), and writes each to
-//! the other host's TUN device when the emulated link delivers it.
+//! The userspace link emulator: the sans-IO [`core::Emulator`] plus the I/O shell [`drive`], which
+//! reads packets from two [`Ports`] — the two hosts' TUN devices ([`Tuns`]) or, in loopback mode, the
+//! relay's UDP sockets ([`relay::Relay`]) — taking the arrival time per packet, and writes each to the
+//! other side when the emulated link delivers it.
 //!
 //! Single-threaded by design: one thread owns both TUN devices and the whole link state, so no locks
 //! touch the packet path and the virtual clock is exact. It sleeps in `ppoll` until the next delivery,
@@ -93,11 +94,54 @@ pub struct LoopControl<'a> {
     pub spin_max: Nanos,
 }
 
-/// Runs the emulator between two TUN devices: `tuns[0]` is host A's (reading it yields forward
-/// packets; reverse packets are written to it), `tuns[1]` host B's. Returns when `ctl` says so.
-pub fn run_loop(
+/// The two packet ports the loop serves: side 0 yields forward packets (host A), side 1 reverse ones
+/// (host B). The TUN devices ([`Tuns`]) or, in loopback mode, the relay's sockets
+/// ([`relay::Relay`]): everything else about the loop — deliveries, sampling, timer, spin — is shared.
+pub trait Ports {
+    /// The descriptors to poll for side 0 and side 1.
+    fn fds(&self) -> [RawFd; 2];
+    /// Whether `revents` of `side` call for reading; an error ends the loop.
+    fn readable(&self, side: usize, revents: i16) -> io::Result<bool>;
+    /// Reads one packet of `side` into `buf`. Ok(None): nothing waiting; Ok(Some(false)): read but not
+    /// from an endpoint of ours (counted in [`LoopStats::foreign`], dropped).
+    fn read(&mut self, side: usize, buf: &mut Vec<u8>) -> io::Result<Option<bool>>;
+    /// Hands a delivered packet to the host on its side. Ok(false): refused (counted, not retried).
+    fn write(&mut self, dir: Dir, pkt: &[u8]) -> io::Result<bool>;
+}
+
+/// The two hosts' TUN devices: `[A, B]`. Reading A yields forward packets; reverse packets are
+/// written to it.
+pub struct Tuns(pub [RawFd; 2]);
+
+impl Ports for Tuns {
+    fn fds(&self) -> [RawFd; 2] {
+        self.0
+    }
+    fn readable(&self, side: usize, revents: i16) -> io::Result<bool> {
+        if revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
+            return Err(io::Error::other(format!(
+                "TUN device {side} failed (revents {revents:#x})"
+            )));
+        }
+        Ok(revents & libc::POLLIN != 0)
+    }
+    fn read(&mut self, side: usize, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
+        Ok(sys::read_packet(self.0[side], buf, core::MAX_PACKET)?.then_some(true))
+    }
+    fn write(&mut self, dir: Dir, pkt: &[u8]) -> io::Result<bool> {
+        let fd = match dir {
+            Dir::Fwd => self.0[1],
+            Dir::Rev => self.0[0],
+        };
+        sys::write_packet(fd, pkt)
+    }
+}
+
+/// The loop of both modes: serve every delivery that is due, sample, then sleep until the next
+/// deadline or a packet on either port, taking each packet's arrival time right after its read.
+pub fn drive<P: Ports>(
     emu: &mut Emulator,
-    tuns: [RawFd; 2],
+    ports: &mut P,
     clock: &Clock,
     ctl: LoopControl<'_>,
     mut on_sample: impl FnMut(Nanos, &Emulator),
@@ -113,16 +157,12 @@ pub fn run_loop(
     let mut next_sample = ctl.sample_every.map(|_| 0);
     // Bound on one sleep so the stop flag is seen promptly even when the link is idle.
     const MAX_SLEEP: Nanos = 20 * NS_PER_MS;
-    // Packets read per device per wake-up before serving deliveries again (keeps write times fair).
+    // Packets read per port per wake-up before serving deliveries again (keeps write times fair).
     const READ_BATCH: usize = 64;
     loop {
         let now = clock.now();
         while let Some((dir, buf, due)) = emu.poll_output(now) {
-            let fd = match dir {
-                Dir::Fwd => tuns[1],
-                Dir::Rev => tuns[0],
-            };
-            if sys::write_packet(fd, &buf)? {
+            if ports.write(dir, &buf)? {
                 st.packets_written += 1;
                 st.record_lateness(clock.now().saturating_sub(due));
             } else {
@@ -146,13 +186,14 @@ pub fn run_loop(
         {
             wake = wake.min(t);
         }
-        // Wake `early` before the deadline and spin (polling the TUN devices) for the rest: see
+        // Wake `early` before the deadline and spin (polling the ports) for the rest: see
         // `ctl.spin_max`.
         let early = (oversleep_ewma as Nanos).min(ctl.spin_max);
         let arm = wake.saturating_sub(early);
+        let [fa, fb] = ports.fds();
         let mut fds = [
-            sys::pollfd(tuns[0], libc::POLLIN),
-            sys::pollfd(tuns[1], libc::POLLIN),
+            sys::pollfd(fa, libc::POLLIN),
+            sys::pollfd(fb, libc::POLLIN),
             sys::pollfd(timer.raw(), libc::POLLIN),
         ];
         let ready = if arm > clock.now() {
@@ -180,27 +221,31 @@ pub fn run_loop(
         if ready == 0 && fds[0].revents | fds[1].revents == 0 {
             continue;
         }
-        for (i, f) in fds[..2].iter().enumerate() {
-            if f.revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
-                return Err(io::Error::other(format!(
-                    "TUN device {i} failed (revents {:#x})",
-                    f.revents
-                )));
-            }
-            if f.revents & libc::POLLIN == 0 {
+        let revents = [fds[0].revents, fds[1].revents];
+        for (side, rev) in revents.into_iter().enumerate() {
+            if !ports.readable(side, rev)? {
                 continue;
             }
-            let dir = if i == 0 { Dir::Fwd } else { Dir::Rev };
+            let dir = if side == 0 { Dir::Fwd } else { Dir::Rev };
             for _ in 0..READ_BATCH {
                 let mut buf = emu.take_buffer();
-                if !sys::read_packet(f.fd, &mut buf, core::MAX_PACKET)? {
-                    emu.recycle(buf);
-                    break;
+                match ports.read(side, &mut buf)? {
+                    None => {
+                        emu.recycle(buf);
+                        break;
+                    }
+                    Some(false) => {
+                        st.packets_read += 1;
+                        st.foreign += 1;
+                        emu.recycle(buf);
+                    }
+                    Some(true) => {
+                        st.packets_read += 1;
+                        // The arrival time is taken per packet, right after its read.
+                        let t = clock.now();
+                        emu.on_packet(dir, t, buf);
+                    }
                 }
-                st.packets_read += 1;
-                // The arrival time is taken per packet, right after its read.
-                let t = clock.now();
-                emu.on_packet(dir, t, buf);
             }
         }
     }
@@ -234,15 +279,26 @@ pub struct Running {
 /// Starts the emulator on a thread between TUN devices `tuns` (A, B). The descriptors must stay open
 /// until [`Running::stop`] returns (the [`crate::hosts::Dumbbell`] owning them outlives it).
 pub fn spawn(
-    mut emu: Emulator,
+    emu: Emulator,
     tuns: [RawFd; 2],
     clock: Clock,
     sample_every: Option<Nanos>,
 ) -> Running {
+    spawn_on(emu, Tuns(tuns), clock, sample_every, "cclab-emulator")
+}
+
+/// Starts [`drive`] over `ports` on a thread named `name`, sampling both links every `sample_every`.
+pub fn spawn_on<P: Ports + Send + 'static>(
+    mut emu: Emulator,
+    mut ports: P,
+    clock: Clock,
+    sample_every: Option<Nanos>,
+    name: &str,
+) -> Running {
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
     let handle = std::thread::Builder::new()
-        .name("cclab-emulator".into())
+        .name(name.into())
         .spawn(move || {
             let mut samples = Vec::new();
             let ctl = LoopControl {
@@ -251,7 +307,7 @@ pub fn spawn(
                 sample_every,
                 spin_max: DEFAULT_SPIN_MAX,
             };
-            let stats = run_loop(&mut emu, tuns, &clock, ctl, |t, e| {
+            let stats = drive(&mut emu, &mut ports, &clock, ctl, |t, e| {
                 samples.push(LinkSample {
                     t,
                     links: [e.snapshot(Dir::Fwd), e.snapshot(Dir::Rev)],

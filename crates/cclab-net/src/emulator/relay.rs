@@ -10,23 +10,22 @@
 //! delivered packet is unwrapped and its UDP payload sent to the real endpoint of that flow, with the
 //! packet's (possibly CE-marked) TOS byte set on the relay's socket.
 //!
-//! Datagrams from an address that is no registered endpoint are counted ([`LoopStats::foreign`]) and
+//! Datagrams from an address that is no registered endpoint are counted ([`super::LoopStats::foreign`]) and
 //! dropped before the emulator; datagrams from an endpoint that fail the codec check are counted by the
 //! emulator (`ingress.malformed`) and dropped, as in the TUN mode.
 //!
-//! Same loop discipline as [`super::run_loop`]: single thread, arrival time per datagram right after its
-//! `recvmsg`, a timerfd armed at the next deadline, timer slack 1 ns, early wake-up and spin.
+//! The loop is the TUN mode's ([`super::drive`] over [`super::Ports`]): single thread, arrival time per
+//! datagram right after its `recvmsg`, a timerfd armed at the next deadline, timer slack 1 ns, early
+//! wake-up and spin.
 
 use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddrV4, UdpSocket};
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, RawFd};
 
-use cclab_cc::time::{Nanos, NS_PER_MS};
+use cclab_cc::time::Nanos;
 
-use super::{Dir, Emulator, Finished, LinkSample, LoopControl, LoopStats, Running};
+use super::{Dir, Emulator, Ports, Running};
 use crate::hosts::{ADDR_A, ADDR_B};
 use crate::sys::{self, Clock};
 
@@ -105,7 +104,7 @@ impl Relay {
 
     /// Reads one datagram from side `side` into `buf` as a synthetic IPv4 packet. Ok(None): nothing to
     /// read; Ok(Some(false)): a datagram from a foreign address (dropped, buffer reusable).
-    fn read(&self, side: usize, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    fn read_datagram(&self, side: usize, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
         buf.resize(28 + MAX_DATAGRAM, 0);
         let Some(meta) = sys::recv_meta(self.socks[side].as_raw_fd(), &mut buf[28..])? else {
             buf.clear();
@@ -132,7 +131,7 @@ impl Relay {
 
     /// Sends a delivered packet's payload to its flow's endpoint. Ok(false): not sent (the kernel
     /// refused it for lack of room, or the packet is not one the relay made).
-    fn write(&mut self, dir: Dir, pkt: &[u8]) -> io::Result<bool> {
+    fn send_payload(&mut self, dir: Dir, pkt: &[u8]) -> io::Result<bool> {
         let Ok(info) = crate::ip::inspect(pkt) else {
             return Ok(false);
         };
@@ -169,6 +168,29 @@ impl Relay {
     }
 }
 
+impl Ports for Relay {
+    fn fds(&self) -> [RawFd; 2] {
+        [self.socks[0].as_raw_fd(), self.socks[1].as_raw_fd()]
+    }
+    fn readable(&self, _side: usize, revents: i16) -> io::Result<bool> {
+        // POLLERR on a UDP socket is a queued ICMP error (e.g. a port gone at the end of a run):
+        // recvmsg returns and clears it; nothing to fail for.
+        Ok(revents & (libc::POLLIN | libc::POLLERR) != 0)
+    }
+    fn read(&mut self, side: usize, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
+        loop {
+            match self.read_datagram(side, buf) {
+                // A queued ICMP error (port unreachable) surfaces as an error of one recvmsg.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                r => return r,
+            }
+        }
+    }
+    fn write(&mut self, dir: Dir, pkt: &[u8]) -> io::Result<bool> {
+        self.send_payload(dir, pkt)
+    }
+}
+
 fn v4(s: &UdpSocket) -> io::Result<SocketAddrV4> {
     match s.local_addr()? {
         std::net::SocketAddr::V4(a) => Ok(a),
@@ -176,154 +198,7 @@ fn v4(s: &UdpSocket) -> io::Result<SocketAddrV4> {
     }
 }
 
-/// Runs the emulator between the relay's two sockets until `ctl` says stop (the loopback counterpart
-/// of [`super::run_loop`]).
-pub fn relay_loop(
-    emu: &mut Emulator,
-    relay: &mut Relay,
-    clock: &Clock,
-    ctl: LoopControl<'_>,
-    mut on_sample: impl FnMut(Nanos, &Emulator),
-) -> io::Result<LoopStats> {
-    sys::set_timer_slack_1ns();
-    let mut st = LoopStats {
-        priority_raised: sys::raise_priority(sys::Role::Emulator),
-        ..LoopStats::default()
-    };
-    let mut timer = sys::TimerFd::new()?;
-    let mut oversleep_ewma = 0.0f64;
-    let mut next_sample = ctl.sample_every.map(|_| 0);
-    const MAX_SLEEP: Nanos = 20 * NS_PER_MS;
-    const READ_BATCH: usize = 64;
-    let fds_of = |r: &Relay| [r.socks[0].as_raw_fd(), r.socks[1].as_raw_fd()];
-    loop {
-        let now = clock.now();
-        while let Some((dir, buf, due)) = emu.poll_output(now) {
-            if relay.write(dir, &buf)? {
-                st.packets_written += 1;
-                st.record_lateness(clock.now().saturating_sub(due));
-            } else {
-                st.tun_write_drops += 1;
-            }
-            emu.recycle(buf);
-        }
-        if let (Some(ns), Some(every)) = (next_sample, ctl.sample_every) {
-            if now >= ns {
-                on_sample(now, emu);
-                next_sample = Some(ns + every);
-            }
-        }
-        if ctl.stop.load(Ordering::Relaxed) || ctl.end.is_some_and(|e| now >= e) {
-            break;
-        }
-        let mut wake = now + MAX_SLEEP;
-        for t in [emu.next_deadline(), next_sample, ctl.end]
-            .into_iter()
-            .flatten()
-        {
-            wake = wake.min(t);
-        }
-        let early = (oversleep_ewma as Nanos).min(ctl.spin_max);
-        let arm = wake.saturating_sub(early);
-        let [fa, fb] = fds_of(relay);
-        let mut fds = [
-            sys::pollfd(fa, libc::POLLIN),
-            sys::pollfd(fb, libc::POLLIN),
-            sys::pollfd(timer.raw(), libc::POLLIN),
-        ];
-        let ready = if arm > clock.now() {
-            st.wakeups += 1;
-            timer.arm_at(clock.to_monotonic(arm))?;
-            let r = sys::ppoll(&mut fds, None)?;
-            if fds[2].revents & libc::POLLIN != 0 {
-                timer.clear();
-                let over = clock.now().saturating_sub(arm) as f64;
-                oversleep_ewma += (over - oversleep_ewma) / 8.0;
-            }
-            if fds[0].revents | fds[1].revents == 0 {
-                while clock.now() < wake {
-                    if sys::ppoll(&mut fds[..2], Some(0))? > 0 {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                }
-            }
-            r
-        } else {
-            sys::ppoll(&mut fds[..2], Some(0))?
-        };
-        if ready == 0 && fds[0].revents | fds[1].revents == 0 {
-            continue;
-        }
-        let revents = [fds[0].revents, fds[1].revents];
-        for (side, rev) in revents.into_iter().enumerate() {
-            // POLLERR on a UDP socket is a queued ICMP error (e.g. a port gone at the end of a run):
-            // recvmsg returns and clears it; nothing to fail for.
-            if rev & (libc::POLLIN | libc::POLLERR) == 0 {
-                continue;
-            }
-            let dir = if side == 0 { Dir::Fwd } else { Dir::Rev };
-            for _ in 0..READ_BATCH {
-                let mut buf = emu.take_buffer();
-                match relay.read(side, &mut buf) {
-                    Ok(None) => {
-                        emu.recycle(buf);
-                        break;
-                    }
-                    Ok(Some(false)) => {
-                        st.packets_read += 1;
-                        st.foreign += 1;
-                        emu.recycle(buf);
-                    }
-                    Ok(Some(true)) => {
-                        st.packets_read += 1;
-                        let t = clock.now();
-                        emu.on_packet(dir, t, buf);
-                    }
-                    // A queued ICMP error (port unreachable) surfaces as an error of one recvmsg.
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                        emu.recycle(buf);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-    }
-    st.finish();
-    Ok(st)
-}
-
 /// Starts the relay on a thread (the loopback counterpart of [`super::spawn`]).
-pub fn spawn(
-    mut emu: Emulator,
-    mut relay: Relay,
-    clock: Clock,
-    sample_every: Option<Nanos>,
-) -> Running {
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
-    let handle = std::thread::Builder::new()
-        .name("cclab-relay".into())
-        .spawn(move || {
-            let mut samples = Vec::new();
-            let ctl = LoopControl {
-                stop: &s2,
-                end: None,
-                sample_every,
-                spin_max: super::DEFAULT_SPIN_MAX,
-            };
-            let stats = relay_loop(&mut emu, &mut relay, &clock, ctl, |t, e| {
-                samples.push(LinkSample {
-                    t,
-                    links: [e.snapshot(Dir::Fwd), e.snapshot(Dir::Rev)],
-                })
-            })?;
-            Ok(Finished {
-                emulator: emu,
-                stats,
-                samples,
-            })
-        })
-        .expect("spawn relay thread");
-    Running { stop, handle }
+pub fn spawn(emu: Emulator, relay: Relay, clock: Clock, sample_every: Option<Nanos>) -> Running {
+    super::spawn_on(emu, relay, clock, sample_every, "cclab-relay")
 }
