@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 use cclab_net::run;
 use cclab_net::spec::RunSpec;
 
+mod common;
+use common::{bdp_pkts, spec_json};
+
 fn skip() -> bool {
     if let Some(why) = cclab_net::sys::unavailable_reason() {
         eprintln!("SKIPPED: {why}");
@@ -17,30 +20,20 @@ fn skip() -> bool {
     false
 }
 
-/// A one-flow dumbbell: `rate` both ways, `owd` one-way delay per link, a BDP drop-tail buffer.
-fn spec_json(cc: &str, rate: f64, owd: f64, duration: f64, measure: [f64; 2]) -> String {
-    let bdp = (rate * 2.0 * owd / 8.0 / 1500.0).ceil() as u32;
-    format!(
-        r#"{{"name":"t","seed":1,"duration":{duration},"sample_interval":0.1,"measure":[{m0},{m1}],
-        "links":[{{"rate_bps":{rate},"delay":{owd},"buffer_pkts":{bdp},"buffer_bytes":null,"queue":"droptail"}},
-                 {{"rate_bps":{rate},"delay":{owd},"buffer_pkts":{bdp},"buffer_bytes":null,"queue":"droptail"}}],
-        "flows":[{{"group":0,"cc":"{cc}","path":[0],"ack_path":[1],"extra_delay_fwd":0,"extra_delay_rev":0,
-          "rtt":{rtt},"start":0.0,"stop":null,"size":null,
-          "transport":{{"mss":1448,"packet_size":1500,"initial_cwnd":10,"delayed_ack":1,"delack_timeout":0.2,
-                        "min_rto":0.2,"sack":true}}}}]}}"#,
-        m0 = measure[0],
-        m1 = measure[1],
-        rtt = 2.0 * owd,
-    )
-}
-
 #[test]
 fn kernel_cubic_fills_the_emulated_link() {
     if skip() {
         return;
     }
-    let spec: RunSpec =
-        serde_json::from_str(&spec_json("kernel:cubic", 50e6, 0.02, 4.0, [1.0, 4.0])).unwrap();
+    let spec: RunSpec = serde_json::from_str(&spec_json(
+        "kernel:cubic",
+        50e6,
+        0.02,
+        bdp_pkts(50e6, 0.02),
+        4.0,
+        [1.0, 4.0],
+    ))
+    .unwrap();
     let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
     let f = &r.flows[0];
     let l = &r.links[0];
@@ -84,8 +77,15 @@ fn per_flow_access_delays_set_each_flows_rtt() {
     if skip() {
         return;
     }
-    let mut spec: RunSpec =
-        serde_json::from_str(&spec_json("kernel:reno", 30e6, 0.005, 3.0, [1.0, 3.0])).unwrap();
+    let mut spec: RunSpec = serde_json::from_str(&spec_json(
+        "kernel:reno",
+        30e6,
+        0.005,
+        bdp_pkts(30e6, 0.005),
+        3.0,
+        [1.0, 3.0],
+    ))
+    .unwrap();
     let mut f2 = spec.flows[0].clone();
     // flow 0: 10 ms of links + 5 + 5 ms access = 20 ms; flow 1: 10 + 35 + 35 = 80 ms
     spec.flows[0].extra_delay_fwd = 0.005;
@@ -132,8 +132,15 @@ fn our_newreno_fills_the_emulated_link() {
     if skip() {
         return;
     }
-    let spec: RunSpec =
-        serde_json::from_str(&spec_json("newreno", 50e6, 0.02, 4.0, [1.5, 4.0])).unwrap();
+    let spec: RunSpec = serde_json::from_str(&spec_json(
+        "newreno",
+        50e6,
+        0.02,
+        bdp_pkts(50e6, 0.02),
+        4.0,
+        [1.5, 4.0],
+    ))
+    .unwrap();
     // One BDP of drop-tail buffer (167 packets). The slow-start overshoot drops ~500 packets and some
     // retransmissions meet a full queue again; the sender finds those by SACK (lost-retransmission
     // detection) instead of waiting for an RTO. Before it did, about half the runs timed out and
@@ -202,8 +209,15 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
     if skip() {
         return;
     }
-    let mut spec: RunSpec =
-        serde_json::from_str(&spec_json("maxnet", 30e6, 0.005, 5.0, [2.0, 5.0])).unwrap();
+    let mut spec: RunSpec = serde_json::from_str(&spec_json(
+        "maxnet",
+        30e6,
+        0.005,
+        bdp_pkts(30e6, 0.005),
+        5.0,
+        [2.0, 5.0],
+    ))
+    .unwrap();
     spec.links[0].queue = "maxnet".into();
     let mut f2 = spec.flows[0].clone();
     spec.flows[0].extra_delay_fwd = 0.005;
@@ -254,8 +268,15 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
 
 #[test]
 fn bad_specs_name_the_field() {
-    let mut spec: RunSpec =
-        serde_json::from_str(&spec_json("kernel:vegas", 50e6, 0.02, 1.0, [0.0, 1.0])).unwrap();
+    let mut spec: RunSpec = serde_json::from_str(&spec_json(
+        "kernel:vegas",
+        50e6,
+        0.02,
+        bdp_pkts(50e6, 0.02),
+        1.0,
+        [0.0, 1.0],
+    ))
+    .unwrap();
     let e = run::validate(&spec).unwrap_err().to_string();
     assert!(
         e.starts_with("flows[0].cc") && e.contains("kernel:cubic"),
@@ -299,7 +320,14 @@ fn start_run(dir: &std::path::Path) -> (std::process::Child, Vec<String>) {
     let spec = dir.join("spec.json");
     std::fs::write(
         &spec,
-        spec_json("kernel:cubic", 20e6, 0.01, 30.0, [0.0, 30.0]),
+        spec_json(
+            "kernel:cubic",
+            20e6,
+            0.01,
+            bdp_pkts(20e6, 0.01),
+            30.0,
+            [0.0, 30.0],
+        ),
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab-net"))
