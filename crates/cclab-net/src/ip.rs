@@ -195,22 +195,9 @@ pub fn build_udp(
     tos: u8,
     payload: &[u8],
 ) -> Vec<u8> {
-    let total = 28 + payload.len();
-    let mut p = vec![0u8; total];
-    p[0] = 0x45;
-    p[1] = tos;
-    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    p[6] = 0x40; // DF
-    p[8] = 64;
-    p[9] = PROTO_UDP;
-    p[12..16].copy_from_slice(&src);
-    p[16..20].copy_from_slice(&dst);
-    let hc = internet_checksum(&p[..20]);
-    p[10..12].copy_from_slice(&hc.to_be_bytes());
-    p[20..22].copy_from_slice(&sport.to_be_bytes());
-    p[22..24].copy_from_slice(&dport.to_be_bytes());
-    p[24..26].copy_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    let mut p = vec![0u8; 28 + payload.len()];
     p[28..].copy_from_slice(payload);
+    wrap_udp_header(&mut p, src, dst, sport, dport, tos);
     let uc = udp_checksum(&p);
     p[26..28].copy_from_slice(&uc.to_be_bytes());
     p
