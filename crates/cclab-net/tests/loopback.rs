@@ -15,7 +15,7 @@ use cclab_net::wire::{Body, Repr, MAGIC};
 use cclab_transport::DataSegment;
 
 mod common;
-use common::{bdp_pkts, spec_json};
+use common::{bdp_pkts, min_rtt, spec_json};
 
 #[test]
 fn newreno_through_the_relay_fills_the_link() {
@@ -32,13 +32,7 @@ fn newreno_through_the_relay_fills_the_link() {
     })
     .unwrap();
     let (f, l) = (&r.flows[0], &r.links[0]);
-    let min_rtt = f
-        .series
-        .min_rtt
-        .iter()
-        .copied()
-        .filter(|x| *x > 0.0)
-        .fold(f64::INFINITY, f64::min);
+    let min_rtt = min_rtt(f);
     eprintln!(
         "loopback newreno: goodput {:.3} Mbit/s, utilisation {:.3}, min RTT {:.2} ms, mean RTT {:.1} ms, \
          mean queue {:.0}, drops {} (whole run {}), timeouts {}, retransmits {}, lateness mean {:.0} µs p99 {} µs, refused {}, foreign {}, wall {:.2} s",

@@ -10,7 +10,7 @@ use cclab_net::run;
 use cclab_net::spec::RunSpec;
 
 mod common;
-use common::{bdp_pkts, spec_json};
+use common::{bdp_pkts, min_rtt, spec_json};
 
 fn skip() -> bool {
     if let Some(why) = cclab_net::sys::unavailable_reason() {
@@ -95,13 +95,7 @@ fn per_flow_access_delays_set_each_flows_rtt() {
     spec.flows.push(f2);
     let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
     for (f, want) in r.flows.iter().zip([0.020, 0.080]) {
-        let min_rtt = f
-            .series
-            .min_rtt
-            .iter()
-            .copied()
-            .filter(|x| *x > 0.0)
-            .fold(f64::INFINITY, f64::min);
+        let min_rtt = min_rtt(f);
         eprintln!(
             "flow {}: min RTT {:.3} ms (configured {:.0}), goodput {:.1} Mbit/s",
             f.id,

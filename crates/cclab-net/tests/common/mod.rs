@@ -28,3 +28,13 @@ pub fn spec_json(
         rtt = 2.0 * owd,
     )
 }
+
+/// The smallest RTT sample of a flow's series (samples of 0 mean "none yet").
+pub fn min_rtt(f: &cclab_net::run::FlowResult) -> f64 {
+    f.series
+        .min_rtt
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0)
+        .fold(f64::INFINITY, f64::min)
+}
