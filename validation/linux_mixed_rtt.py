@@ -24,6 +24,8 @@ from pathlib import Path
 import cclab
 from cclab import net
 
+from compare import group_goodput  # same directory: the ns-3 cross-check's per-RTT-group mean
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -39,10 +41,9 @@ def scenario(cc: str, duration: float, measure: float, seed: int) -> dict:
 
 
 def groups(summary: dict) -> tuple[float, float]:
-    g: dict[float, list[float]] = {}
-    for f in summary["flows"]:
-        g.setdefault(round(f["rtt"], 3), []).append(f["goodput_bps"] / 1e6)
-    return sum(g[0.04]) / len(g[0.04]), sum(g[0.16]) / len(g[0.16])
+    """Mean goodput of the 40 ms and the 160 ms flows, Mbit/s."""
+    g = group_goodput(summary["flows"])
+    return g[0.04], g[0.16]
 
 
 def main() -> int:
