@@ -19,6 +19,7 @@ use cclab_cc::registry::{build_sender, flow_seed, BuiltSender, SenderEnv};
 use cclab_cc::time::{from_secs, Nanos, NS_PER_MS};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
 
+use crate::disturbance::StallLog;
 use crate::hosts::Dumbbell;
 use crate::run::FlowProbe;
 use crate::spec::FlowSpec;
@@ -124,6 +125,31 @@ fn would_block(e: &io::Error) -> bool {
 /// Runs a sender on a connected, non-blocking UDP socket. At `stop_at` it stops sending new data and
 /// returns once the machine has nothing left to recover (or at `stop`). Datagrams that are not a valid
 /// ACK of `flow_id` are counted in `probe.malformed` and dropped.
+/// Sleeps until the socket (`fds[0]`) is ready or `wake`, and returns when the loop is next due. The
+/// work since `since` and any wake-up later than `wake` are logged as stalls ([`crate::disturbance`]).
+fn wait(
+    timer: &mut TimerFd,
+    fds: &mut [libc::pollfd; 2],
+    wake: Nanos,
+    clock: &Clock,
+    stalls: &mut StallLog,
+    since: Nanos,
+) -> io::Result<Nanos> {
+    let before = clock.now();
+    stalls.due(since, before);
+    if wake <= before {
+        return Ok(before);
+    }
+    timer.arm_at(clock.to_monotonic(wake))?;
+    sys::ppoll(fds, None)?;
+    if fds[1].revents & libc::POLLIN != 0 {
+        timer.clear();
+    }
+    let woke = clock.now();
+    stalls.due(wake, woke);
+    Ok(woke)
+}
+
 pub fn run_sender<S: SenderMachine>(
     m: &mut S,
     sock: &UdpSocket,
@@ -142,14 +168,19 @@ pub fn run_sender<S: SenderMachine>(
     // A datagram the socket refused (send buffer full): retried when the socket is writable.
     let mut pending = false;
     let mut stopped = false;
+    // When the loop should next come around ([`crate::disturbance`]).
+    let mut stalls = StallLog::default();
+    let mut due = clock.now();
     loop {
         let now = clock.now();
+        stalls.due(due, now);
         if now >= stop_at && !stopped {
             m.stop_sending();
             stopped = true;
         }
         if stop.load(Ordering::Relaxed) || (stopped && m.is_finished()) {
             m.publish(probe);
+            probe.stalls.lock().unwrap().push(("sender", stalls));
             return Ok(());
         }
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
@@ -209,13 +240,7 @@ pub fn run_sender<S: SenderMachine>(
             sys::pollfd(fd, events),
             sys::pollfd(timer.raw(), libc::POLLIN),
         ];
-        if wake > clock.now() {
-            timer.arm_at(clock.to_monotonic(wake))?;
-            sys::ppoll(&mut fds, None)?;
-            if fds[1].revents & libc::POLLIN != 0 {
-                timer.clear();
-            }
-        }
+        due = wait(&mut timer, &mut fds, wake, clock, &mut stalls, now)?;
     }
 }
 
@@ -236,8 +261,12 @@ pub fn run_receiver<R: ReceiverMachine>(
     let mut rbuf = vec![0u8; 2048];
     let mut tx = Vec::with_capacity(crate::wire::ACK_MAX_LEN);
     let mut peer: Option<SocketAddrV4> = None;
+    let mut stalls = StallLog::default();
+    let mut due = clock.now();
     loop {
+        stalls.due(due, clock.now());
         if stop.load(Ordering::Relaxed) {
+            probe.stalls.lock().unwrap().push(("receiver", stalls));
             return Ok(());
         }
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
@@ -288,13 +317,7 @@ pub fn run_receiver<R: ReceiverMachine>(
             sys::pollfd(fd, libc::POLLIN),
             sys::pollfd(timer.raw(), libc::POLLIN),
         ];
-        if wake > clock.now() {
-            timer.arm_at(clock.to_monotonic(wake))?;
-            sys::ppoll(&mut fds, None)?;
-            if fds[1].revents & libc::POLLIN != 0 {
-                timer.clear();
-            }
-        }
+        due = wait(&mut timer, &mut fds, wake, clock, &mut stalls, now)?;
     }
 }
 

@@ -9,10 +9,12 @@
 //! * [`run`]: a whole run from a `RunSpec` (hosts, emulator, flows, sampling, JSON result).
 //! * [`tcp`]: Linux kernel TCP peers (TCP_CONGESTION per socket, TCP_INFO).
 //! * [`endpoint`]: our transport over UDP.
+//! * [`disturbance`]: what the machine did to a run (thread stalls, hypervisor steal).
 //! * [`cleanup`]: removal of named leftovers.
 //! * [`sys`]: clock, timer slack, ppoll, anonymous network namespaces, TUN, interface ioctls.
 
 pub mod cleanup;
+pub mod disturbance;
 pub mod emulator;
 pub mod endpoint;
 pub mod hosts;

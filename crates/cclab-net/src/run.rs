@@ -18,6 +18,7 @@ use cclab_cc::rng;
 use cclab_cc::time::{from_secs, to_secs, Nanos};
 use serde::Serialize;
 
+use crate::disturbance::{self, Stalls};
 use crate::emulator::{self, Dir, Emulator, LinkConfig, LoopStats};
 use crate::hosts::Dumbbell;
 use crate::spec::{RunSpec, StartSpec};
@@ -80,6 +81,8 @@ pub struct FlowProbe {
     pub tcp: OnceLock<Arc<std::net::TcpStream>>,
     /// Algorithm state (key, value) pairs from `CongestionControl::state`, refreshed by the sender.
     pub state: std::sync::Mutex<Vec<(&'static str, f64)>>,
+    /// Our sender's and receiver's stalls, each handed over when its thread ends ([`crate::disturbance`]).
+    pub stalls: std::sync::Mutex<Vec<(&'static str, crate::disturbance::StallLog)>>,
 }
 
 /// Per-flow time series (parallel arrays, one entry per sample).
@@ -156,6 +159,13 @@ pub struct NetInfo {
     pub mode: &'static str,
     pub wall_s: f64,
     pub emulator: LoopStats,
+    /// Fraction of the machine's CPU time the hypervisor stole during the measure window (None where
+    /// /proc/stat has no steal column); above 3 % the run warns ([`crate::disturbance`]).
+    pub steal_fraction: Option<f64>,
+    /// Spans in which the emulator or an endpoint thread was not scheduled ([`crate::disturbance`]).
+    pub stalls: Stalls,
+    /// The measure window was disturbed by the machine (the reason is among `warnings`).
+    pub disturbed: bool,
     pub ingress: emulator::IngressCounters,
     pub interrupted: bool,
 }
@@ -388,6 +398,8 @@ pub fn run_with(
     let stop = AtomicBool::new(false);
     let mut warnings = Vec::new();
     let mut flow_series: Vec<FlowSeries> = vec![FlowSeries::default(); spec.flows.len()];
+    // Machine CPU ticks at each sample, for the steal over the measure window.
+    let mut cpu: Vec<(f64, (u64, u64))> = Vec::new();
 
     let scoped = std::thread::scope(|s| -> Result<Vec<String>, RunError> {
         let mut handles = Vec::new();
@@ -470,6 +482,9 @@ pub fn run_with(
                 break;
             }
             let t = to_secs(clock.now());
+            if let Some(c) = disturbance::cpu_ticks() {
+                cpu.push((t, c));
+            }
             for (i, p) in probes.iter().enumerate() {
                 sample_flow(&mut flow_series[i], t, p);
             }
@@ -585,6 +600,27 @@ pub fn run_with(
             series: ls,
         });
     }
+    let flow_stalls: Vec<_> = probes
+        .iter()
+        .map(|p| std::mem::take(&mut *p.stalls.lock().unwrap()))
+        .collect();
+    let stalls = Stalls::collect(
+        std::iter::once(("emulator".to_string(), &fin.stats.stalls)).chain(
+            flow_stalls.iter().enumerate().flat_map(|(i, logs)| {
+                logs.iter()
+                    .map(move |(role, l)| (format!("flow {i} {role}"), l))
+            }),
+        ),
+        spec.measure,
+    );
+    let steal_fraction = if cpu.len() >= 2 {
+        let ts: Vec<f64> = cpu.iter().map(|c| c.0).collect();
+        disturbance::steal_between(cpu[nearest(&ts, m0)].1, cpu[nearest(&ts, m1)].1)
+    } else {
+        None
+    };
+    let disturbed = disturbance::judge(steal_fraction, &stalls);
+    warnings.extend(disturbed.clone());
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
     let mut by_cc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for f in &flows {
@@ -605,6 +641,9 @@ pub fn run_with(
             },
             wall_s: wall.elapsed().as_secs_f64(),
             emulator: fin.stats,
+            steal_fraction,
+            stalls,
+            disturbed: disturbed.is_some(),
             ingress: fin.emulator.ingress,
             interrupted: interrupt.load(Ordering::Relaxed),
         },

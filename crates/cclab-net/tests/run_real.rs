@@ -10,7 +10,9 @@ use cclab_net::run;
 use cclab_net::spec::RunSpec;
 
 mod common;
-use common::{bdp_pkts, min_rtt, spec_json};
+use common::{
+    assert_no_warnings, bdp_pkts, min_rtt, run_quiet, run_until, spec_json, timing_bound,
+};
 
 fn skip() -> bool {
     if let Some(why) = cclab_net::sys::unavailable_reason() {
@@ -34,7 +36,7 @@ fn kernel_cubic_fills_the_emulated_link() {
         [1.0, 4.0],
     ))
     .unwrap();
-    let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
+    let r = run_quiet(|| run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap());
     let f = &r.flows[0];
     let l = &r.links[0];
     eprintln!(
@@ -46,20 +48,20 @@ fn kernel_cubic_fills_the_emulated_link() {
         l.utilization,
         l.mean_queue_pkts
     );
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_no_warnings(&r);
     // A BDP buffer keeps a single Reno-like flow at full utilisation after slow start; cubic too.
     // The payload ceiling is 50 Mbit/s × 1448/1500 = 48.3 Mbit/s (TCP/IP + timestamp headers).
     // 0.90: the first loss episode can still fall inside the window on a loaded machine.
     let ceiling = 50e6 * 1448.0 / 1500.0;
-    assert!(
+    timing_bound(
+        &r,
         f.goodput_bps > 0.90 * ceiling && f.goodput_bps < 1.01 * ceiling,
-        "goodput {}",
-        f.goodput_bps
+        format_args!("goodput {}", f.goodput_bps),
     );
-    assert!(
+    timing_bound(
+        &r,
         l.utilization > 0.93 && l.utilization < 1.005,
-        "utilisation {}",
-        l.utilization
+        format_args!("utilisation {}", l.utilization),
     );
     // RTT between the propagation RTT and propagation + a full buffer (40 + 40 ms).
     assert!(
@@ -93,7 +95,7 @@ fn per_flow_access_delays_set_each_flows_rtt() {
     f2.extra_delay_fwd = 0.035;
     f2.extra_delay_rev = 0.035;
     spec.flows.push(f2);
-    let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
+    let r = run_quiet(|| run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap());
     for (f, want) in r.flows.iter().zip([0.020, 0.080]) {
         let min_rtt = min_rtt(f);
         eprintln!(
@@ -112,10 +114,10 @@ fn per_flow_access_delays_set_each_flows_rtt() {
             f.id
         );
     }
-    assert!(
+    timing_bound(
+        &r,
         r.links[0].utilization > 0.9,
-        "utilisation {}",
-        r.links[0].utilization
+        format_args!("utilisation {}", r.links[0].utilization),
     );
 }
 
@@ -144,22 +146,24 @@ fn our_newreno_fills_the_emulated_link() {
     // (19 of 20 in one series, 47.55-48.00 Mbit/s). Whether a fast retransmission finds a free slot in the full
     // queue is a race the real path's µs jitter decides (tests/test_net.py, real_on_sim_trajectory): a run
     // that lost one more (42.15 Mbit/s) or, once in CI, several (1 RTO, 24.45 Mbit/s) follows another
-    // trajectory. Up to 3 runs; the last one is asserted whatever its branch.
-    let mut attempt = 0;
-    let r = loop {
-        attempt += 1;
-        let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
-        let f = &r.flows[0];
-        if (f.timeouts == 0 && f.fast_recoveries <= 2) || attempt == 3 {
-            break r;
-        }
-        eprintln!(
-            "run {attempt}: {} fast recoveries, {} timeouts, {:.2} Mbit/s: another branch, run again",
-            f.fast_recoveries,
-            f.timeouts,
-            f.goodput_bps / 1e6
-        );
-    };
+    // trajectory. Up to 4 runs (undisturbed and on that branch); the last one is asserted whatever
+    // its branch.
+    let r = run_until(
+        || run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap(),
+        |r| {
+            let f = &r.flows[0];
+            let on_branch = f.timeouts == 0 && f.fast_recoveries <= 2;
+            if !on_branch {
+                eprintln!(
+                    "{} fast recoveries, {} timeouts, {:.2} Mbit/s: another branch",
+                    f.fast_recoveries,
+                    f.timeouts,
+                    f.goodput_bps / 1e6
+                );
+            }
+            on_branch
+        },
+    );
     let f = &r.flows[0];
     let l = &r.links[0];
     eprintln!(
@@ -172,26 +176,26 @@ fn our_newreno_fills_the_emulated_link() {
         l.utilization,
         l.mean_queue_pkts
     );
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_no_warnings(&r);
     assert_eq!(f.malformed, 0);
     // Payload ceiling: 50 Mbit/s × 1440/1500 (our 60 header bytes). After the slow-start overshoot
     // (t < 1.5 s) a Reno flow with a BDP buffer never drains the queue: 3 % covers the sampling edges.
     let ceiling = 50e6 * 1440.0 / 1500.0;
-    assert!(
+    timing_bound(
+        &r,
         f.goodput_bps > 0.97 * ceiling && f.goodput_bps < 1.01 * ceiling,
-        "goodput {}",
-        f.goodput_bps
+        format_args!("goodput {}", f.goodput_bps),
     );
     // RTT between propagation (40 ms) and propagation + a full BDP buffer (80 ms).
-    assert!(
+    timing_bound(
+        &r,
         f.mean_rtt > 0.040 && f.mean_rtt < 0.080,
-        "mean RTT {}",
-        f.mean_rtt
+        format_args!("mean RTT {}", f.mean_rtt),
     );
-    assert!(
+    timing_bound(
+        &r,
         f.mean_cwnd_pkts > 150.0 && f.mean_cwnd_pkts < 510.0,
-        "cwnd {}",
-        f.mean_cwnd_pkts
+        format_args!("cwnd {}", f.mean_cwnd_pkts),
     );
 }
 
@@ -222,7 +226,7 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
     f2.rtt = 0.08;
     f2.group = 1;
     spec.flows.push(f2);
-    let r = run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap();
+    let r = run_quiet(|| run::run(&spec, &AtomicBool::new(false), |_| {}).unwrap());
     let l = &r.links[0];
     for f in &r.flows {
         eprintln!(
@@ -234,18 +238,31 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
         );
     }
     eprintln!(
-        "maxnet link: utilisation {:.3}, mean queue {:.2}, max queue {}, Jain {:.3}",
-        l.utilization, l.mean_queue_pkts, l.max_queue_pkts, r.jain
+        "maxnet link: utilisation {:.3}, mean queue {:.2}, max queue {}, Jain {:.3}; steal {:.1} %, \
+         longest stall in the window {:.1} ms",
+        l.utilization,
+        l.mean_queue_pkts,
+        l.max_queue_pkts,
+        r.jain,
+        100.0 * r.net.steal_fraction.unwrap_or(f64::NAN),
+        r.net.stalls.longest_in_measure_ms
     );
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_no_warnings(&r);
     // Acceptance bounds of issue 6: utilisation within 0.05 of μ = 0.94 (the router's default target),
     // mean queue < 5 packets, Jain ≥ 0.9 for two flows at different RTTs (MaxNet is max-min fair).
-    assert!(
+    // Undisturbed: utilisation 0.936-0.942, mean queue 0.13-0.48 in 14 runs. The queue is what the
+    // machine disturbs (the price integrator winds down over every stall, then the flows overshoot:
+    // 2.4-7.5 packets at 9-18 % steal) and so it is a timing bound; Jain held 0.996 even then.
+    timing_bound(
+        &r,
         (l.utilization - 0.94).abs() < 0.05,
-        "utilisation {}",
-        l.utilization
+        format_args!("utilisation {}", l.utilization),
     );
-    assert!(l.mean_queue_pkts < 5.0, "mean queue {}", l.mean_queue_pkts);
+    timing_bound(
+        &r,
+        l.mean_queue_pkts < 5.0,
+        format_args!("mean queue {}", l.mean_queue_pkts),
+    );
     assert!(r.jain >= 0.9, "Jain {}", r.jain);
     // MaxNet keeps no standing queue, so in steady state nothing is dropped: 0 drops in 4 of 5 runs
     // (max queue 1-12 of 25). One run, during other test load, had a transient (mean queue 2.48, max 25 =
@@ -253,10 +270,10 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
     // 0.1 % of the window's packets (~7 500), which a queue-building controller would exceed by far.
     let window_pkts =
         l.utilization * spec.links[0].rate_bps * (spec.measure[1] - spec.measure[0]) / 8.0 / 1500.0;
-    assert!(
+    timing_bound(
+        &r,
         (l.drops as f64) <= 0.001 * window_pkts,
-        "drops {} of ~{window_pkts:.0} packets",
-        l.drops
+        format_args!("drops {} of ~{window_pkts:.0} packets", l.drops),
     );
 }
 

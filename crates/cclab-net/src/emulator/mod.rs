@@ -21,6 +21,7 @@ use std::thread::JoinHandle;
 use cclab_cc::time::{Nanos, NS_PER_MS};
 use serde::Serialize;
 
+use crate::disturbance::StallLog;
 use crate::sys::{self, Clock};
 
 /// How late packets were written to the TUN device compared with their emulated delivery time.
@@ -44,6 +45,9 @@ pub struct LoopStats {
     pub late_max_ns: u64,
     #[serde(skip)]
     late_sum: u128,
+    /// This loop's stalls ([`crate::disturbance`]; reported with the other threads' in `net.stalls`).
+    #[serde(skip)]
+    pub stalls: StallLog,
     /// Histogram of lateness in 1 µs buckets up to 1 ms (last bucket: ≥ 1 ms).
     #[serde(skip)]
     late_hist: Vec<u64>,
@@ -159,8 +163,11 @@ pub fn drive<P: Ports>(
     const MAX_SLEEP: Nanos = 20 * NS_PER_MS;
     // Packets read per port per wake-up before serving deliveries again (keeps write times fair).
     const READ_BATCH: usize = 64;
+    // When the loop should next come around ([`crate::disturbance`]).
+    let mut due = clock.now();
     loop {
         let now = clock.now();
+        st.stalls.due(due, now);
         while let Some((dir, buf, due)) = emu.poll_output(now) {
             if ports.write(dir, &buf)? {
                 st.packets_written += 1;
@@ -190,6 +197,7 @@ pub fn drive<P: Ports>(
         // `ctl.spin_max`.
         let early = (oversleep_ewma as Nanos).min(ctl.spin_max);
         let arm = wake.saturating_sub(early);
+        st.stalls.due(now, clock.now());
         let [fa, fb] = ports.fds();
         let mut fds = [
             sys::pollfd(fa, libc::POLLIN),
@@ -214,9 +222,14 @@ pub fn drive<P: Ports>(
                     std::hint::spin_loop();
                 }
             }
+            let woke = clock.now();
+            st.stalls.due(wake, woke);
+            due = woke;
             r
         } else {
-            sys::ppoll(&mut fds[..2], Some(0))?
+            let r = sys::ppoll(&mut fds[..2], Some(0))?;
+            due = clock.now();
+            r
         };
         if ready == 0 && fds[0].revents | fds[1].revents == 0 {
             continue;

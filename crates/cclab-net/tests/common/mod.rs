@@ -38,3 +38,66 @@ pub fn min_rtt(f: &cclab_net::run::FlowResult) -> f64 {
         .filter(|x| *x > 0.0)
         .fold(f64::INFINITY, f64::min)
 }
+
+/// Runs before a test gives up waiting for a quiet machine (see [`run_until`]).
+pub const ATTEMPTS: u32 = 4;
+
+/// Runs `run` until its measure window is undisturbed by the machine (`net.disturbed`: hypervisor
+/// steal or a thread stall, `cclab_net::disturbance`) and `accept` holds, at most [`ATTEMPTS`] times;
+/// returns the last run. A disturbed run measures the machine, not our code: on this kind of VM steal
+/// comes in spells of minutes, and one disturbed window turned MaxNet's 0.35-packet queue into 5.8
+/// (a CI failure). `accept` lets a test also rerun a run that took another loss branch.
+pub fn run_until(
+    mut run: impl FnMut() -> cclab_net::run::RunResult,
+    accept: impl Fn(&cclab_net::run::RunResult) -> bool,
+) -> cclab_net::run::RunResult {
+    for attempt in 1.. {
+        let r = run();
+        if (!r.net.disturbed && accept(&r)) || attempt == ATTEMPTS {
+            if r.net.disturbed {
+                eprintln!(
+                    "DISTURBED in all {ATTEMPTS} attempts, timing bounds below are reported, not \
+                     asserted: {}",
+                    r.warnings.last().map_or("", String::as_str)
+                );
+            }
+            return r;
+        }
+        eprintln!(
+            "attempt {attempt}: {}; running again",
+            if r.net.disturbed {
+                r.warnings.last().map_or("", String::as_str)
+            } else {
+                "not accepted"
+            }
+        );
+    }
+    unreachable!()
+}
+
+/// [`run_until`] accepting any undisturbed run.
+pub fn run_quiet(run: impl FnMut() -> cclab_net::run::RunResult) -> cclab_net::run::RunResult {
+    run_until(run, |_| true)
+}
+
+/// No warning other than the machine's disturbance one.
+pub fn assert_no_warnings(r: &cclab_net::run::RunResult) {
+    assert_eq!(
+        r.warnings.len(),
+        usize::from(r.net.disturbed),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// Asserts a timing-dependent bound, unless the machine disturbed the run in every attempt (then the
+/// test prints what it could not check: failing it would report the machine, not the code).
+pub fn timing_bound(r: &cclab_net::run::RunResult, ok: bool, what: std::fmt::Arguments<'_>) {
+    if r.net.disturbed {
+        if !ok {
+            eprintln!("NOT CHECKED (machine disturbed): {what}");
+        }
+    } else {
+        assert!(ok, "{what}");
+    }
+}
