@@ -50,7 +50,33 @@ def show(tag, s):
 # scheduling jitter (emulator write lateness mean 12-80 µs), both far below 10 %.
 
 
-def real_on_sim_trajectory(d, sim, attempts=3):
+ATTEMPTS = 4
+
+
+def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
+    """The summary of a real run (`run()`) whose measure window the machine left undisturbed and that
+    `accept`s, trying at most `attempts` times; the last run is returned and asserted whatever `accept`
+    says. If the machine disturbed every attempt, the test is skipped with the machine's reason.
+
+    Why: on this kind of machine (a 2-vCPU VM) the hypervisor's steal rose from 0.25 % idle to 9-36 %
+    during real runs at busy times, in stalls of 2-20 ms; a disturbed window measures the machine, not
+    our code (MaxNet's queue went from 0.35 to 5.8 packets, failing CI once). `cclab-net` measures steal
+    and thread stalls over the window and sets `net.disturbed` with a warning (crates/cclab-net/src/
+    disturbance.rs). Skipping then, rather than failing, is the rule for any missing precondition here
+    (root, TUN): the skip reason names the steal measured.
+    """
+    for k in range(attempts):
+        s = run()
+        if not s["net"]["disturbed"] and accept(s):
+            return s
+        why = s["warnings"][-1] if s["net"]["disturbed"] else "not accepted"
+        print(f"\nreal run {k + 1}: {why}")
+    if s["net"]["disturbed"]:
+        pytest.skip(f"the machine disturbed all {attempts} real runs; the last: {s['warnings'][-1]}")
+    return s
+
+
+def real_on_sim_trajectory(d, sim, attempts=ATTEMPTS):
     """A real run of `d` whose flows went through as many loss episodes as the simulator's.
 
     Why: at a drop-tail overflow the fast retransmission itself enters a queue that is still full. Whether
@@ -65,13 +91,14 @@ def real_on_sim_trajectory(d, sim, attempts=3):
     last one is returned and asserted whatever its class, so a systematic difference still fails).
     """
     want = [f["fast_recoveries"] for f in sim["flows"]]
-    for k in range(attempts):
-        real = net.run(d, progress=False).summary
+
+    def same_branch(real):
         got = [f["fast_recoveries"] for f in real["flows"]]
-        if got == want:
-            break
-        print(f"\nreal run {k + 1}: fast recoveries {got}, simulator {want}: another trajectory, run again")
-    return real
+        if got != want:
+            print(f"\nfast recoveries {got}, simulator {want}: another trajectory")
+        return got == want
+
+    return quiet(lambda: net.run(d, progress=False).summary, same_branch, attempts)
 
 
 @needs_net
@@ -106,7 +133,7 @@ def test_newreno_two_flows_matches_simulator():
     flows = [{"cc": "newreno", "rtt": "20ms"}, {"cc": "newreno", "rtt": "80ms"}]
     d = dumbbell("nr2", flows, "30Mbps", 15, 5)
     sim = cclab.run(d, progress=False).summary
-    real = net.run(d, progress=False).summary
+    real = quiet(lambda: net.run(d, progress=False).summary)
     show("sim", sim), show("real", real)
     total = lambda s: sum(f["goodput_bps"] for f in s["flows"])
     assert rel(total(real), total(sim)) < 0.10
@@ -132,7 +159,7 @@ def test_newreno_two_flows_per_flow_goodput_with_red():
     d = dumbbell("nr2red", flows, "30Mbps", 25, 5)
     d["topology"]["bottleneck"]["queue"] = "red"
     sims = [cclab.run(dict(d, seed=seed), progress=False).summary for seed in range(1, 11)]
-    real = net.run(d, progress=False).summary
+    real = quiet(lambda: net.run(d, progress=False).summary)
     show("sim seed 1", sims[0]), show("real", real)
     for i in (0, 1):
         gps = [s["flows"][i]["goodput_bps"] for s in sims]
@@ -151,7 +178,7 @@ def test_kernel_cubic_vs_our_cubic():
     res = {}
     for cc in ("kernel:cubic", "cubic"):
         d = dumbbell(cc, [{"cc": cc, "rtt": "40ms"}], "50Mbps", 8, 3)
-        res[cc] = net.run(d, progress=False).summary
+        res[cc] = quiet(lambda: net.run(d, progress=False).summary)
         show(cc, res[cc])
     k, o = (res[c]["flows"][0]["goodput_bps"] for c in ("kernel:cubic", "cubic"))
     assert rel(o, k) < 0.15
@@ -179,7 +206,7 @@ def test_delay_based_fairness_end_to_end(cc, params):
     flows = [{"cc": cc, "rtt": r, "params": params} for r in ("20ms", "40ms", "80ms")]
     d = dumbbell(cc, flows, "30Mbps", 10, 5, buffer=300)
     sim = cclab.run(d, progress=False).summary
-    real = net.run(d, progress=False).summary
+    real = quiet(lambda: net.run(d, progress=False).summary)
     show("sim", sim), show("real", real)
     assert abs(real["jain"] - sim["jain"]) <= 0.02
     for s, r in zip(sim["flows"], real["flows"]):
@@ -206,7 +233,7 @@ def test_madison_fairness_end_to_end():
     flows = [{"cc": "madison", "rtt": r} for r in ("20ms", "40ms", "80ms")]
     d = dumbbell("madison", flows, "30Mbps", 20, 5, buffer=300)
     sim = cclab.run(d, progress=False).summary
-    real = net.run(d, progress=False).summary
+    real = quiet(lambda: net.run(d, progress=False).summary)
     show("sim", sim), show("real", real)
     assert real["jain"] >= 0.9
     assert sum(f["goodput_bps"] for f in real["flows"]) >= 0.7 * 30e6
@@ -365,9 +392,14 @@ needs_binary = pytest.mark.skipif(net.find_binary() is None, reason="no cclab-ne
 def test_cli_net_run_loopback(tmp_path):
     # 20 Mbit/s, RTT 40 ms, 2·BDP buffer, 3 s, window 1-3 s: the Rust test's configuration, shorter.
     d = dumbbell("lo", [{"cc": "newreno", "rtt": "40ms"}], "20Mbps", 3, 1, buffer="2BDP")
-    r = cli("net", "run", str(write(tmp_path, d)), "--loopback", "--out", str(tmp_path / "lo"), "-q", "--no-plots")
-    assert r.returncode == 0, r.stderr
-    s = json.loads((tmp_path / "lo" / "summary.json").read_text())
+
+    def run():
+        r = cli("net", "run", str(write(tmp_path, d)), "--loopback", "--out", str(tmp_path / "lo"), "-q",
+                "--no-plots")
+        assert r.returncode == 0, r.stderr
+        return json.loads((tmp_path / "lo" / "summary.json").read_text())
+
+    s = quiet(run)
     assert s["net"]["mode"] == "loopback" and s["net"]["emulator"]["foreign"] == 0
     f = s["flows"][0]
     # Payload ceiling 20 Mbit/s × 1440/1500 = 19.2 Mbit/s; 3 % as in crates/cclab-net/tests/loopback.rs
@@ -393,7 +425,7 @@ def test_maxnet_two_flows_over_loopback():
     flows = [{"cc": "maxnet", "rtt": "20ms"}, {"cc": "maxnet", "rtt": "80ms"}]
     d = dumbbell("lo-maxnet", flows, "20Mbps", 8, 3)
     d["topology"]["bottleneck"]["queue"] = "maxnet"
-    s = net.run(d, progress=False, loopback=True).summary
+    s = quiet(lambda: net.run(d, progress=False, loopback=True).summary)
     show("loopback", s)
     assert s["net"]["mode"] == "loopback"
     link = s["links"][0]
@@ -446,9 +478,13 @@ def test_unprivileged_user_gets_the_message_and_loopback_works(request):
     assert r.returncode == 3 and "--loopback" in r.stderr, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and "panicked" not in r.stderr
     # Loopback mode runs, unprivileged, at the rate the root test measures (payload ceiling 19.2 Mbit/s).
-    r = run("run", "--spec", str(d / "spec.json"), "--out", str(d / "lo.json"), "--loopback")
-    assert r.returncode == 0, r.stderr
-    res = json.loads((d / "lo.json").read_text())
+
+    def loopback():
+        r = run("run", "--spec", str(d / "spec.json"), "--out", str(d / "lo.json"), "--loopback")
+        assert r.returncode == 0, r.stderr
+        return json.loads((d / "lo.json").read_text())
+
+    res = quiet(loopback)
     assert res["net"]["mode"] == "loopback" and res["net"]["emulator"]["priority_raised"] is False
     f = res["flows"][0]
     # Measured as nobody (3 runs): 19.197-19.202 Mbit/s, 0 RTOs; 3 % as in the root loopback test.
