@@ -37,7 +37,7 @@ rust-test:
 	$(NET_TEST)
 
 py-test: build
-	$(VENV)/bin/pytest -q -x tests
+	$(VENV)/bin/pytest -q -rs -x tests
 
 test: setup
 	$(CARGO_TEST)
