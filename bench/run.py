@@ -44,8 +44,23 @@ def toml_for(name: str, cfg: dict, duration: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(all CPU ticks, stolen ticks) of the machine, from /proc/stat ((0, 0) where it has no steal column)."""
+    try:
+        f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (sum(f), f[7]) if len(f) == 8 else (0, 0)
+
+
+# Share of CPU time the hypervisor stole during each timed run (this machine is a 2-vCPU VM whose steal
+# rose to 9-36 % at busy times: absolute times then stretch, which is why only ratios are compared).
+STEAL: list[float] = []
+
+
 def timed(cmd: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (KiB) of this child alone (wait4), stdout."""
+    """Wall seconds, peak RSS (KiB) of this child alone (wait4), stdout; the run's steal goes to STEAL."""
+    c0 = cpu_ticks()
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as errf:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True)
@@ -56,6 +71,8 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
         if p.returncode != 0:
             errf.seek(0)
             raise RuntimeError(f"{cmd[0]} failed: {errf.read()[-2000:]}")
+    c1 = cpu_ticks()
+    STEAL.append((c1[1] - c0[1]) / (c1[0] - c0[0]) if c1[0] > c0[0] else 0.0)
     return wall, usage.ru_maxrss, out
 
 
@@ -67,7 +84,7 @@ def run_cclab(name: str, cfg: dict, duration: float, tmp: Path) -> dict:
     s = json.loads((out / "summary.json").read_text())
     loop = s["sim"]["wall_s"]
     return {
-        "wall_process_s": wall, "wall_loop_s": loop, "events": s["sim"]["events"], "packets": s["sim"]["packets"],
+        "wall_process_s": wall, "wall_loop_s": loop, "steal": STEAL[-1], "events": s["sim"]["events"], "packets": s["sim"]["packets"],
         "peak_rss_mb": rss / 1024, "goodput_bps": sum(f["goodput_bps"] for f in s["flows"]),
         "events_per_s": s["sim"]["events"] / loop, "packets_per_s_loop": s["sim"]["packets"] / loop,
         "packets_per_s_process": s["sim"]["packets"] / wall, "jain": s["jain"],
@@ -83,7 +100,7 @@ def run_ns3(cfg: dict, duration: float) -> dict:
     wall, rss, out = timed(cmd)
     r = json.loads(out.strip().splitlines()[-1])
     return {
-        "wall_process_s": wall, "wall_loop_s": r["wall_s"], "events": r["events"], "packets": r["bottleneck_packets"],
+        "wall_process_s": wall, "wall_loop_s": r["wall_s"], "steal": STEAL[-1], "events": r["events"], "packets": r["bottleneck_packets"],
         "peak_rss_mb": rss / 1024, "goodput_bps": sum(f["goodput_bps"] for f in r["flows"]),
         "events_per_s": r["events"] / r["wall_s"], "packets_per_s_loop": r["bottleneck_packets"] / r["wall_s"],
         "packets_per_s_process": r["bottleneck_packets"] / wall, "jain": r["jain"],
@@ -117,7 +134,8 @@ def main() -> int:
             row = {"cclab_full": full}
             print(f"[{name}] cclab {cfg['duration']:g} s simulated: loop {full['wall_loop_s']:.2f} s, process {full['wall_process_s']:.2f} s, "
                   f"{full['events_per_s'] / 1e6:.2f} M events/s, {full['packets_per_s_loop'] / 1e6:.2f} M pkts/s (loop), "
-                  f"{full['packets_per_s_process'] / 1e6:.2f} M pkts/s (process), peak RSS {full['peak_rss_mb']:.0f} MB", flush=True)
+                  f"{full['packets_per_s_process'] / 1e6:.2f} M pkts/s (process), peak RSS {full['peak_rss_mb']:.0f} MB, "
+                  f"steal {100 * full['steal']:.1f} %", flush=True)
             if not args.no_ns3:
                 d = min(args.ns3_duration or cfg["ns3_duration"], cfg["duration"])
                 same = median_of([run_cclab(name, cfg, d, tmp) for _ in range(args.repeat)])
@@ -127,7 +145,7 @@ def main() -> int:
                 proc_ratio = full["packets_per_s_process"] / ns["packets_per_s_process"]
                 gp = same["goodput_bps"] / ns["goodput_bps"] - 1
                 print(f"[{name}] ns-3 {d:g} s simulated: loop {ns['wall_loop_s']:.2f} s, {ns['events_per_s'] / 1e3:.0f} k events/s, "
-                      f"{ns['packets_per_s_loop']:.0f} pkts/s, peak RSS {ns['peak_rss_mb']:.0f} MB", flush=True)
+                      f"{ns['packets_per_s_loop']:.0f} pkts/s, peak RSS {ns['peak_rss_mb']:.0f} MB, steal {100 * ns['steal']:.1f} %", flush=True)
                 print(f"[{name}] speed-up: {loop_ratio:.0f}x (simulation loop), {proc_ratio:.0f}x (whole process, cclab at full size); "
                       f"aggregate goodput cclab vs ns-3 over {d:g} s: {gp:+.1%}", flush=True)
                 row.update({"speedup_loop": loop_ratio, "speedup_process": proc_ratio, "goodput_diff": gp})
