@@ -1,4 +1,5 @@
-"""The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``, ``cclab net run|check``.
+"""The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``, ``cclab reproduce``,
+``cclab net run|check``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -87,6 +88,58 @@ def algorithms() -> None:
 
     click.echo("algorithms: " + ", ".join(algs()))
     click.echo("queues: " + ", ".join(queues()))
+
+
+@cli.command()
+@click.argument("experiments", nargs=-1)
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
+              help="results folder [results/reproduce]; one subfolder per experiment")
+@click.option("--quick", is_flag=True, help="every run at a tenth of its duration (a first look; the claims are about full size)")
+def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) -> None:
+    """Run a paper's headline experiment and print its claims beside our measurements.
+
+    EXPERIMENTS are ids from EXPERIMENTS.md (F2, M2, B1, L4, L5, D2, D3) or `all`; none lists them.
+    A claim that does not hold is a finding, not an error: the exit code is 0 once the runs are done."""
+    from . import reproduce as rp
+
+    exps = rp.experiments()
+    if not experiments:
+        for e in exps.values():
+            click.echo(f"{e.id:3} {e.paper}: {e.title} ({len(e.variants)} variants x {len(e.seeds)} seeds; "
+                       f"scenario {e.scenario})")
+        return
+    ids = list(exps) if [x.lower() for x in experiments] == ["all"] else [x.lower() for x in experiments]
+    bad = [x for x in ids if x not in exps]
+    if bad:
+        _fail(ValueError(f"experiments: unknown {', '.join(bad)}; allowed: "
+                         f"{', '.join(e.id for e in exps.values())} or all"))
+        return
+    out = out or Path("results") / "reproduce"
+    for x in ids:
+        where = out / exps[x].id
+        try:
+            rep = rp.reproduce(x, where, quick=quick, progress=lambda m: click.echo(f"running {m}", err=True))
+        except KeyboardInterrupt:
+            click.echo("interrupted: finished experiments are in " + str(out), err=True)
+            sys.exit(130)
+        _print_report(rep)
+        click.echo(f"wrote {where}/reproduce.json and each run's results")
+
+
+def _print_report(rep) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    e = rep.experiment
+    t = Table(title=f"{e.id} {e.paper}: {e.title}" + (" [QUICK: a tenth of the duration]" if rep.quick else ""),
+              caption=e.notes, show_lines=True)
+    for c, kw in (("claim", {"ratio": 3}), ("paper", {"ratio": 2}), ("measured (cclab)", {"ratio": 3}),
+                  ("criterion", {"ratio": 2}), ("holds", {"justify": "center"})):
+        t.add_column(c, **kw)
+    for c in rep.claims:
+        t.add_row(c.claim, c.paper, c.measured, c.criterion,
+                  {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[c.holds])
+    Console(width=160).print(t)
 
 
 @cli.group("net")

@@ -1,0 +1,145 @@
+"""``cclab reproduce``: each paper's headline experiment with one command, the claim beside the measurement.
+
+An :class:`Experiment` names a scenario file shipped with the package (``cclab/scenarios/``, the same
+files ``cclab run`` takes), the variants it runs (the paper's protocol and the ones it is compared with,
+each a change to that scenario), and a function that turns the runs into :class:`Claim` rows: what the
+paper claims, the paper's number or statement, our measurement, the criterion we judge it by, and whether
+it holds. Nothing is hard-coded: every measured column comes from the runs just made.
+
+Experiments live one module per paper (``fast``, ``maxnet``, ``binomial``, ``libra``, ``madison``);
+EXPERIMENTS.md's identifiers (F2, M2, …) name them. ``quick=True`` shortens every run (for tests and a
+first look); the printed report says so, because the claims are about the full-size runs.
+"""
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..runner import Result, run as _run
+
+
+@dataclass
+class Claim:
+    """One row of a report."""
+
+    claim: str  # the paper's claim, in words
+    paper: str  # the paper's number or statement
+    measured: str  # ours, formatted
+    criterion: str  # what "holds" means here
+    holds: Optional[bool]  # None: reported, no criterion (the paper gives none)
+
+
+@dataclass
+class Experiment:
+    id: str  # "F2", "M2", ...
+    paper: str  # "FAST TCP (Jin, Wei & Low, INFOCOM 2004)"
+    title: str
+    scenario: str  # file name in cclab/scenarios
+    # variant name -> scenario dict transform (the identity for the file as written)
+    variants: dict[str, Callable[[dict], dict]]
+    claims: Callable[[dict[str, list[Result]]], list[Claim]]
+    seeds: tuple[int, ...] = (1,)
+    # shortens a scenario dict for quick=True (default: the duration and every time in it scaled down)
+    quick: Optional[Callable[[dict], dict]] = None
+    notes: str = ""
+
+
+@dataclass
+class Report:
+    experiment: Experiment
+    quick: bool
+    claims: list[Claim]
+    runs: dict[str, list[dict]] = field(default_factory=dict)  # variant -> summaries (one per seed)
+
+    def to_json(self) -> dict:
+        e = self.experiment
+        return {"id": e.id, "paper": e.paper, "title": e.title, "scenario": e.scenario, "quick": self.quick,
+                "seeds": list(e.seeds), "notes": e.notes, "claims": [asdict(c) for c in self.claims],
+                "runs": self.runs}
+
+    @property
+    def all_hold(self) -> bool:
+        return all(c.holds is not False for c in self.claims)
+
+
+def scenario_dict(name: str) -> dict:
+    """A scenario file shipped with cclab, as the dict ``cclab.run`` takes."""
+    return tomllib.loads(resources.files("cclab").joinpath("scenarios", name).read_text())
+
+
+# One module per paper, in EXPERIMENTS.md's order.
+PAPERS = ("fast", "maxnet", "binomial", "libra", "madison")
+
+
+def experiments() -> dict[str, Experiment]:
+    """Every experiment, by lower-case id (``"f2"``, ``"m2"``, …), in paper order."""
+    import importlib
+
+    out: dict[str, Experiment] = {}
+    for name in PAPERS:
+        for e in importlib.import_module(f"{__name__}.{name}").EXPERIMENTS:
+            out[e.id.lower()] = e
+    return out
+
+
+def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
+              progress: Callable[[str], None] = lambda s: None) -> Report:
+    """Runs experiment ``exp_id`` (every variant, every seed) and judges its claims. With ``out``, writes
+    ``reproduce.json`` there and each run's results in ``out/<variant>[-seed<k>]/``."""
+    exps = experiments()
+    key = exp_id.lower()
+    if key not in exps:
+        raise KeyError(f"unknown experiment {exp_id!r}; known: {', '.join(e.id for e in exps.values())}")
+    e = exps[key]
+    base = scenario_dict(e.scenario)
+    if quick:
+        base = (e.quick or shorten)(base)
+    results: dict[str, list[Result]] = {}
+    for name, change in e.variants.items():
+        results[name] = []
+        for seed in e.seeds:
+            progress(f"{e.id} {name} seed {seed}")
+            d = change(json.loads(json.dumps(base)))
+            d["seed"] = seed
+            where = None
+            if out is not None:
+                where = Path(out) / (name if len(e.seeds) == 1 else f"{name}-seed{seed}")
+            results[name].append(_run(d, where, progress=False, plots=where is not None))
+    rep = Report(e, quick, e.claims(results), {k: [r.summary for r in v] for k, v in results.items()})
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "reproduce.json").write_text(json.dumps(rep.to_json(), indent=1, default=float))
+    return rep
+
+
+QUICK_FACTOR = 0.1
+
+
+def _secs(v) -> float:
+    from ..units import parse_time
+
+    return parse_time(v)
+
+
+def shorten(d: dict, factor: float = QUICK_FACTOR) -> dict:
+    """The scenario with its duration, measure window and every flow's and source's start/stop scaled by
+    ``factor``: the same shape of experiment, shorter."""
+    def scale(v):
+        if isinstance(v, list):
+            return [scale(x) for x in v]
+        return f"{_secs(v) * factor:.6g}s"
+
+    d = json.loads(json.dumps(d))
+    d["duration"] = scale(d["duration"])
+    if "measure" in d:
+        d["measure"] = scale(d["measure"])
+    for group in ("flows", "traffic"):
+        for f in d.get(group, []):
+            for k in ("start", "stop"):
+                if k in f:
+                    f[k] = scale(f[k])
+    return d

@@ -1,0 +1,78 @@
+"""Measurements over a time window of one run (the claims' building blocks)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..metrics import jain, responsiveness_index, stability_index
+from ..runner import Result
+
+
+def _at(t: np.ndarray, v: np.ndarray, when: float) -> float:
+    return float(np.interp(when, t, v))
+
+
+def goodput(r: Result, flow: int, t0: float, t1: float) -> float:
+    """Bits per second delivered to flow ``flow``'s receiver in [t0, t1] (cumulative counter, interpolated
+    between samples)."""
+    f = r.flows[r.flows["flow"] == flow]
+    t, b = f["t"].to_numpy(float), f["delivered_bytes"].to_numpy(float)
+    return (_at(t, b, t1) - _at(t, b, t0)) * 8.0 / (t1 - t0)
+
+
+def goodputs(r: Result, flows, t0: float, t1: float) -> list[float]:
+    return [goodput(r, i, t0, t1) for i in flows]
+
+
+def link_rows(r: Result, t0: float, t1: float, link: int = 0):
+    l = r.links[r.links["link"] == link]
+    return l[(l["t"] >= t0) & (l["t"] <= t1)]
+
+
+def mean_queue(r: Result, t0: float, t1: float, link: int = 0) -> float:
+    return float(link_rows(r, t0, t1, link)["queue_pkts"].mean())
+
+
+def utilization(r: Result, t0: float, t1: float, link: int = 0) -> float:
+    l = r.links[r.links["link"] == link]
+    t, b = l["t"].to_numpy(float), l["tx_bytes"].to_numpy(float)
+    rate = r.summary["links"][link]["rate_bps"]
+    return (_at(t, b, t1) - _at(t, b, t0)) * 8.0 / (t1 - t0) / rate
+
+
+def drops(r: Result, t0: float, t1: float, link: int = 0) -> int:
+    l = r.links[r.links["link"] == link]
+    t, d = l["t"].to_numpy(float), l["drops"].to_numpy(float)
+    return int(round(_at(t, d, t1) - _at(t, d, t0)))
+
+
+def rate_samples(r: Result, flows, t0: float, t1: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Per-sample-interval rates of ``flows`` in [t0, t1]: (sample times, one array per flow)."""
+    out, ts = [], None
+    for i in flows:
+        f = r.flows[(r.flows["flow"] == i) & (r.flows["t"] > t0) & (r.flows["t"] <= t1)]
+        ts = f["t"].to_numpy(float)
+        out.append(f["rate_bps"].to_numpy(float))
+    return ts, out
+
+
+def stability(r: Result, flows, t0: float, t1: float) -> float:
+    """FAST §VI stability index over [t0, t1] (fixed composition)."""
+    return stability_index(rate_samples(r, flows, t0, t1)[1])
+
+
+def responsiveness(r: Result, flows, t0: float, t1: float) -> float:
+    """FAST §VI responsiveness index over [t0, t1], seconds."""
+    t, rates = rate_samples(r, flows, t0, t1)
+    return responsiveness_index(t, rates)
+
+
+def jain_of(r: Result, flows, t0: float, t1: float) -> float:
+    return jain(goodputs(r, flows, t0, t1))
+
+
+def settle_time(r: Result, flow: int, t0: float, t1: float, target: float, frac: float = 0.9) -> float:
+    """Seconds after ``t0`` until flow's per-sample rate first reaches ``frac`` × ``target`` (inf if never
+    in [t0, t1])."""
+    f = r.flows[(r.flows["flow"] == flow) & (r.flows["t"] > t0) & (r.flows["t"] <= t1)]
+    hit = f[f["rate_bps"] >= frac * target]
+    return float(hit["t"].iloc[0] - t0) if len(hit) else float("inf")
