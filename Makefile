@@ -15,7 +15,8 @@ $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.5" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
-		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90"
+		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
+		"dask[distributed]>=2024.1"
 	touch $@
 
 setup: $(VENV)/.deps

@@ -1,5 +1,5 @@
 """The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``, ``cclab reproduce``,
-``cclab net run|check``.
+``cclab sweep``, ``cclab net run|check``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -140,6 +140,56 @@ def _print_report(rep) -> None:
         t.add_row(c.claim, c.paper, c.measured, c.criterion,
                   {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[c.holds])
     Console(width=160).print(t)
+
+
+@cli.command()
+@click.argument("sweep_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), help="results folder [results/<sweep file name>]")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
+@click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
+@click.option("--plots", is_flag=True, help="also write each run's PNG plots")
+def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool) -> None:
+    """Run SWEEP_FILE (a scenario over a grid of settings and seeds); resumes where it stopped.
+
+    Writes runs/<id>/ per run and results.csv / results.parquet (one row per run); prints the mean over
+    seeds of each grid point. See docs/sweep.md."""
+    from rich.progress import Progress
+
+    from . import sweep as sw
+
+    out = out or Path("results") / sweep_file.stem
+    with Progress(transient=True) as bar:
+        task = bar.add_task("sweep", total=None)
+        try:
+            t = sw.run(sweep_file, out, workers=workers, scheduler=scheduler, plots=plots,
+                       on_done=lambda n, total: bar.update(task, completed=n, total=total))
+        except ScenarioError as e:
+            _fail(e)
+            return
+        except KeyboardInterrupt:
+            click.echo(f"interrupted: {len(sw.finished(out))} finished runs kept in {out}; run the same command "
+                       "to resume", err=True)
+            sys.exit(130)
+    _print_sweep(t)
+    click.echo(f"wrote {out}/results.csv, results.parquet and runs/ ({len(t)} runs)")
+
+
+def _print_sweep(t) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    keys = [c for c in t.columns if c not in ("run", "seed") and not c.startswith(("goodput_mbps", "jain", "utilization",
+                                                                                      "loss_rate", "drops", "mean_queue",
+                                                                                      "p95_queue", "wall_s"))]
+    cols = ["goodput_mbps", "jain", "utilization", "loss_rate", "mean_queue_pkts"]
+    g = t.groupby(keys, dropna=False)[cols].mean().reset_index() if keys else t[cols].mean().to_frame().T
+    n = t.groupby(keys, dropna=False).size().to_numpy() if keys else [len(t)]
+    tab = Table(title="mean over seeds")
+    for c in keys + ["runs"] + cols:
+        tab.add_column(c, justify="right")
+    for (_, r), k in zip(g.iterrows(), n):
+        tab.add_row(*[str(r[c]) for c in keys], str(k), *[f"{r[c]:.4g}" for c in cols])
+    Console(width=160).print(tab)
 
 
 @cli.group("net")

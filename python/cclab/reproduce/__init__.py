@@ -13,13 +13,13 @@ first look); the printed report says so, because the claims are about the full-s
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Optional
 
 from ..runner import Result, run as _run
+from ..scenario import tomllib  # tomli before Python 3.11
 
 
 @dataclass
