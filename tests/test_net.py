@@ -72,7 +72,8 @@ def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
         why = s["warnings"][-1] if s["net"]["disturbed"] else "not accepted"
         print(f"\nreal run {k + 1}: {why}")
     if s["net"]["disturbed"]:
-        pytest.skip(f"the machine disturbed all {attempts} real runs; the last: {s['warnings'][-1]}")
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+        pytest.skip(f"{test}: the machine disturbed all {attempts} real runs; the last: {s['warnings'][-1]}")
     return s
 
 
