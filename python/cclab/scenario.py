@@ -128,8 +128,10 @@ class Transport(_Model):
     min_rto: Quantity = "200ms"
     sack: bool = True
     ecn: bool = False
+    # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
+    receive_window: Optional[Quantity] = None
 
-    _mss = field_validator("mss")(_positive(parse_size, "size"))
+    _mss = field_validator("mss", "receive_window")(_positive(parse_size, "size"))
     _dat = field_validator("delayed_ack_timeout", "min_rto")(_positive(parse_time, "time"))
 
 
@@ -542,11 +544,19 @@ class _Resolver:
         if mss >= packet_size:
             self.err(f"{field}.mss", f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
             return None
-        return {
+        out = {
             "mss": mss, "packet_size": packet_size, "initial_cwnd": float(t.initial_cwnd),
             "delayed_ack": t.delayed_ack, "delack_timeout": parse_time(t.delayed_ack_timeout),
             "min_rto": parse_time(t.min_rto), "sack": t.sack, "ecn": t.ecn,
         }
+        if t.receive_window is not None:
+            # Whole segments, as a sender fills an advertised window with full-sized segments.
+            pkts = int(parse_size(t.receive_window) // mss)
+            if pkts < 1:
+                self.err(f"{field}.receive_window", f"must hold at least one mss ({mss} B), got {json.dumps(t.receive_window)}")
+                return None
+            out["max_window"] = pkts
+        return out
 
     def _check_sender(self, f: Flow, field: str, tr: dict[str, Any]) -> None:
         if f.cc.startswith("kernel:"):

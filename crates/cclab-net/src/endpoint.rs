@@ -374,6 +374,7 @@ pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
         } else {
             Recovery::NewReno
         }),
+        max_window: t.max_window.unwrap_or(Config::default().max_window).max(1),
         ..Config::default()
     }
 }

@@ -417,6 +417,7 @@ impl Simulation {
                 min_rto: from_secs(t.min_rto),
                 sack: t.sack || recovery == cclab_cc::algorithms::reno::Recovery::Sack,
                 recovery,
+                max_window: t.max_window.unwrap_or(Config::default().max_window).max(1),
                 ..Config::default()
             };
             let mut frng = rng::stream(spec.seed, 1_000_000 + i as u64);

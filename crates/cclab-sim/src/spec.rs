@@ -74,6 +74,10 @@ pub struct TransportSpec {
     /// Mark data packets ECN-capable.
     #[serde(default)]
     pub ecn: bool,
+    /// The receiver's advertised window, in full packets (`[transport] receive_window` ÷ mss); the
+    /// sender never has more than this in flight. None: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_window: Option<u32>,
 }
 
 impl Default for TransportSpec {
@@ -89,6 +93,7 @@ impl Default for TransportSpec {
             min_rto: 0.2,
             sack: true,
             ecn: false,
+            max_window: None,
         }
     }
 }

@@ -25,7 +25,8 @@ pub struct Config {
     pub recovery: Recovery,
     /// Duplicate-ACK threshold for fast retransmit.
     pub dupthresh: u32,
-    /// Upper bound on the congestion window the transport will honour (packets), like a receive window.
+    /// The receiver's advertised window, packets: new data is sent only while snd_nxt − snd_una is
+    /// below it, and the congestion window is honoured up to it.
     pub max_window: u32,
 }
 

@@ -270,6 +270,14 @@ impl Sender {
         }
     }
 
+    /// New data may go out: there is some, and the receive window has room. The receive window bounds
+    /// the sequence space in flight (snd_nxt − snd_una, SACKed data included, as the receiver buffers
+    /// it), a pair's second packet included; retransmissions lie inside it. `poll_timeout` must use the
+    /// same test, or a sender blocked by the receive window would ask to be woken now, forever.
+    fn may_send_new(&self) -> bool {
+        self.has_new_data() && self.snd_nxt - self.snd_una < self.cfg.max_window as u64
+    }
+
     fn window(&self) -> u64 {
         let w = self.cc.cwnd().floor();
         let w = if w.is_finite() {
@@ -327,7 +335,11 @@ impl Sender {
         }
         let (seq, retx) = match self.next_retx() {
             Some(s) => (s, true),
-            None if self.has_new_data() => (self.snd_nxt, false),
+            None if self.may_send_new() => (self.snd_nxt, false),
+            None if self.has_new_data() => {
+                self.pair_pending = false;
+                return None;
+            }
             None => {
                 self.app_limited = true;
                 self.pair_pending = false;
@@ -414,7 +426,7 @@ impl Sender {
         if self.next_send > 0
             && !self.cc.quiesced()
             && self.pipe() < self.window()
-            && (self.has_new_data() || self.n_lost > self.n_retx)
+            && (self.may_send_new() || self.n_lost > self.n_retx)
         {
             take(self.next_send);
         }

@@ -388,3 +388,46 @@ mod random {
         }
     }
 }
+
+/// The receive window bounds the sequence space in flight, SACKed data included (the receiver buffers
+/// it): with packet 0 lost and 1-3 SACKed, a 4-packet window allows only the retransmission of 0, not
+/// new data, although the congestion window (10) and the pipe (0 after the loss is marked) would.
+#[test]
+fn receive_window_bounds_the_sequence_space_in_flight() {
+    let cfg = Config {
+        initial_cwnd: 10.0,
+        max_window: 4,
+        ..Config::default()
+    };
+    let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
+    let mut r = Receiver::new(&cfg);
+    let mut s = Sender::new(cfg, cc, Some(100 * 1448), 0);
+    let burst: Vec<DataSegment> = std::iter::from_fn(|| s.poll_transmit(1)).collect();
+    assert_eq!(
+        burst.iter().map(|d| d.seq).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    let t = 50 * NS_PER_MS;
+    for d in &burst[1..] {
+        r.handle_data(t, d);
+        while let Some(a) = r.poll_ack(t) {
+            s.handle_ack(t, &a);
+        }
+    }
+    let next: Vec<DataSegment> = std::iter::from_fn(|| s.poll_transmit(t)).collect();
+    assert_eq!(
+        next.iter().map(|d| d.seq).collect::<Vec<_>>(),
+        [0],
+        "only the retransmission"
+    );
+    r.handle_data(2 * t, &next[0]);
+    while let Some(a) = r.poll_ack(2 * t) {
+        s.handle_ack(2 * t, &a);
+    }
+    let after: Vec<u64> = std::iter::from_fn(|| s.poll_transmit(2 * t))
+        .map(|d| d.seq)
+        .collect();
+    // The window slid with the cumulative ACK; what is sent now is the congestion window's: the loss set
+    // ssthresh = FlightSize / 2 = 2 (RFC 5681 eq. 4, FlightSize 4 under the receive window).
+    assert_eq!(after, [4, 5], "the window slides with the cumulative ACK");
+}
