@@ -178,9 +178,10 @@ def _print_sweep(t) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    keys = [c for c in t.columns if c not in ("run", "seed") and not c.startswith(("goodput_mbps", "jain", "utilization",
-                                                                                      "loss_rate", "drops", "mean_queue",
-                                                                                      "p95_queue", "wall_s"))]
+    if t.empty:
+        return
+    names = list(t.columns)
+    keys = names[1:names.index("seed")]  # the grid's columns: cclab.sweep.table puts them between run and seed
     cols = ["goodput_mbps", "jain", "utilization", "loss_rate", "mean_queue_pkts"]
     g = t.groupby(keys, dropna=False)[cols].mean().reset_index() if keys else t[cols].mean().to_frame().T
     n = t.groupby(keys, dropna=False).size().to_numpy() if keys else [len(t)]

@@ -244,6 +244,7 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
         executor = client.get_executor()
     else:
         executor = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+    pending: set = set()
     try:
         pending = {executor.submit(_run_one, json.dumps(p.__dict__), str(out), plots) for p in todo}
         while pending:

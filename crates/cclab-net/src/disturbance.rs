@@ -78,6 +78,9 @@ pub struct Stalls {
     pub longest_in_measure_ms: f64,
     /// Every logged stall of every thread, in time order.
     pub events: Vec<StallReport>,
+    /// The stall `longest_in_measure_ms` measures (the one a warning names).
+    #[serde(skip)]
+    worst_in_measure: Option<StallReport>,
 }
 
 /// A stall this long in or just before the measure window disturbs it: at least 20 packets' time at
@@ -99,11 +102,8 @@ pub fn judge(steal: Option<f64>, stalls: &Stalls) -> Option<String> {
             100.0 * DISTURBING_STEAL
         ));
     }
-    let worst = stalls
-        .events
-        .iter()
-        .find(|e| e.ms == stalls.longest_in_measure_ms)?;
-    (stalls.longest_in_measure_ms >= DISTURBING_STALL_MS).then(|| {
+    let worst = stalls.worst_in_measure.as_ref()?;
+    (worst.ms >= DISTURBING_STALL_MS).then(|| {
         format!(
             "the {} thread did not run for {:.0} ms at t = {:.2} s (other load on the machine or \
              hypervisor steal): the measure window is disturbed, see net.stalls",
@@ -155,12 +155,13 @@ impl Stalls {
             }
         }
         s.events.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
-        s.longest_in_measure_ms = s
+        s.worst_in_measure = s
             .events
             .iter()
             .filter(|e| e.at_s + e.ms / 1e3 >= measure[0] - 1.0 && e.at_s <= measure[1])
-            .map(|e| e.ms)
-            .fold(0.0, f64::max);
+            .max_by(|a, b| a.ms.total_cmp(&b.ms))
+            .cloned();
+        s.longest_in_measure_ms = s.worst_in_measure.as_ref().map_or(0.0, |w| w.ms);
         s
     }
 }

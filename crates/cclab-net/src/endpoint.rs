@@ -122,9 +122,6 @@ fn would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
 }
 
-/// Runs a sender on a connected, non-blocking UDP socket. At `stop_at` it stops sending new data and
-/// returns once the machine has nothing left to recover (or at `stop`). Datagrams that are not a valid
-/// ACK of `flow_id` are counted in `probe.malformed` and dropped.
 /// Sleeps until the socket (`fds[0]`) is ready or `wake`, and returns when the loop is next due. The
 /// work since `since` and any wake-up later than `wake` are logged as stalls ([`crate::disturbance`]).
 fn wait(
@@ -150,6 +147,9 @@ fn wait(
     Ok(woke)
 }
 
+/// Runs a sender on a connected, non-blocking UDP socket. At `stop_at` it stops sending new data and
+/// returns once the machine has nothing left to recover (or at `stop`). Datagrams that are not a valid
+/// ACK of `flow_id` are counted in `probe.malformed` and dropped.
 pub fn run_sender<S: SenderMachine>(
     m: &mut S,
     sock: &UdpSocket,

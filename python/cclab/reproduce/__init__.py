@@ -43,8 +43,6 @@ class Experiment:
     variants: dict[str, Callable[[dict], dict]]
     claims: Callable[[dict[str, list[Result]]], list[Claim]]
     seeds: tuple[int, ...] = (1,)
-    # shortens a scenario dict for quick=True (default: the duration and every time in it scaled down)
-    quick: Optional[Callable[[dict], dict]] = None
     notes: str = ""
 
 
@@ -61,9 +59,18 @@ class Report:
                 "seeds": list(e.seeds), "notes": e.notes, "claims": [asdict(c) for c in self.claims],
                 "runs": self.runs}
 
-    @property
-    def all_hold(self) -> bool:
-        return all(c.holds is not False for c in self.claims)
+
+def all_flows_as(cc: str, params: Optional[dict] = None) -> Callable[[dict], dict]:
+    """A variant: every flow runs ``cc`` with ``params`` (its defaults without), as a paper compares
+    protocols on one scenario."""
+    def change(d: dict) -> dict:
+        for f in d["flows"]:
+            f["cc"] = cc
+            f.pop("params", None)
+            if params:
+                f["params"] = dict(params)
+        return d
+    return change
 
 
 def scenario_dict(name: str) -> dict:
@@ -97,7 +104,7 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     e = exps[key]
     base = scenario_dict(e.scenario)
     if quick:
-        base = (e.quick or shorten)(base)
+        base = shorten(base)
     results: dict[str, list[Result]] = {}
     for name, change in e.variants.items():
         results[name] = []

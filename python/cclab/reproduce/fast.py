@@ -3,18 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Claim, Experiment
+from . import Claim, Experiment, all_flows_as as _as  # α is FAST's; the others run their defaults
 from . import window as w
 from .phases import phases, second_half
-
-
-def _as(cc: str):
-    def change(d: dict) -> dict:
-        for f in d["flows"]:
-            f["cc"] = cc
-            f.pop("params", None)  # α is FAST's; the others run their defaults
-        return d
-    return change
 
 
 def _f2_claims(res) -> list[Claim]:

@@ -4,18 +4,7 @@ from __future__ import annotations
 import statistics
 
 from ..metrics import jain
-from . import Claim, Experiment
-
-
-def _as(cc: str, params=None):
-    def change(d: dict) -> dict:
-        for f in d["flows"]:
-            f["cc"] = cc
-            f.pop("params", None)
-            if params:
-                f["params"] = dict(params)
-        return d
-    return change
+from . import Claim, Experiment, all_flows_as as _as
 
 
 def _gp(s: dict) -> list[float]:

@@ -7,42 +7,35 @@ from ..metrics import jain, responsiveness_index, stability_index
 from ..runner import Result
 
 
-def _at(t: np.ndarray, v: np.ndarray, when: float) -> float:
-    return float(np.interp(when, t, v))
+def _grown(table, key: str, ident: int, counter: str, t0: float, t1: float) -> float:
+    """How much cumulative ``counter`` of row set ``key == ident`` grew over [t0, t1] (interpolated
+    between samples)."""
+    rows = table[table[key] == ident]
+    t, v = rows["t"].to_numpy(float), rows[counter].to_numpy(float)
+    return float(np.interp(t1, t, v) - np.interp(t0, t, v))
 
 
 def goodput(r: Result, flow: int, t0: float, t1: float) -> float:
-    """Bits per second delivered to flow ``flow``'s receiver in [t0, t1] (cumulative counter, interpolated
-    between samples)."""
-    f = r.flows[r.flows["flow"] == flow]
-    t, b = f["t"].to_numpy(float), f["delivered_bytes"].to_numpy(float)
-    return (_at(t, b, t1) - _at(t, b, t0)) * 8.0 / (t1 - t0)
+    """Bits per second delivered to flow ``flow``'s receiver in [t0, t1]."""
+    return _grown(r.flows, "flow", flow, "delivered_bytes", t0, t1) * 8.0 / (t1 - t0)
 
 
 def goodputs(r: Result, flows, t0: float, t1: float) -> list[float]:
     return [goodput(r, i, t0, t1) for i in flows]
 
 
-def link_rows(r: Result, t0: float, t1: float, link: int = 0):
-    l = r.links[r.links["link"] == link]
-    return l[(l["t"] >= t0) & (l["t"] <= t1)]
-
-
 def mean_queue(r: Result, t0: float, t1: float, link: int = 0) -> float:
-    return float(link_rows(r, t0, t1, link)["queue_pkts"].mean())
+    l = r.links[r.links["link"] == link]
+    return float(l[(l["t"] >= t0) & (l["t"] <= t1)]["queue_pkts"].mean())
 
 
 def utilization(r: Result, t0: float, t1: float, link: int = 0) -> float:
-    l = r.links[r.links["link"] == link]
-    t, b = l["t"].to_numpy(float), l["tx_bytes"].to_numpy(float)
     rate = r.summary["links"][link]["rate_bps"]
-    return (_at(t, b, t1) - _at(t, b, t0)) * 8.0 / (t1 - t0) / rate
+    return _grown(r.links, "link", link, "tx_bytes", t0, t1) * 8.0 / (t1 - t0) / rate
 
 
 def drops(r: Result, t0: float, t1: float, link: int = 0) -> int:
-    l = r.links[r.links["link"] == link]
-    t, d = l["t"].to_numpy(float), l["drops"].to_numpy(float)
-    return int(round(_at(t, d, t1) - _at(t, d, t0)))
+    return int(round(_grown(r.links, "link", link, "drops", t0, t1)))
 
 
 def rate_samples(r: Result, flows, t0: float, t1: float) -> tuple[np.ndarray, list[np.ndarray]]:
