@@ -34,8 +34,9 @@ fn results_match_recorded_digests() {
     let mut got = BTreeMap::new();
     for p in &names {
         let spec = std::fs::read_to_string(p).unwrap();
-        let result = cclab_sim::run_json(&spec)
-            .unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+        let mut result =
+            cclab_sim::run_json(&spec).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+        result.wall_s = 0.0; // the one field that measures the machine, not the model
         let json = serde_json::to_string(&result).unwrap();
         let name = p.file_stem().unwrap().to_string_lossy().into_owned();
         got.insert(name, format!("{:016x}", fnv1a(json.as_bytes())));
