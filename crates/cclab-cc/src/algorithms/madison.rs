@@ -96,9 +96,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
+use crate::env::SenderEnv;
 use crate::packet_pair::PairMatcher;
 use crate::params::{ParamError, ParamReader, Params};
-use crate::registry::SenderEnv;
 use crate::rng::{self, SimRng};
 use crate::time::{from_ms, Nanos, NS_PER_MS, NS_PER_SEC};
 
