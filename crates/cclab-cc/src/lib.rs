@@ -6,7 +6,7 @@
 //!
 //! * [`cc`]: the sender interface ([`cc::CongestionControl`]) with its sample structs, and shared helpers
 //!   (slow start, Reno increase) that algorithms call instead of copying.
-//! * [`env`]: what an algorithm or queue may know when it is created ([`env::SenderEnv`],
+//! * [`env`](mod@env): what an algorithm or queue may know when it is created ([`env::SenderEnv`],
 //!   [`env::LinkEnv`]) and the per-flow seed.
 //! * [`algorithms`]: one file per sender algorithm; [`registry::build_sender`] maps names to them
 //!   (one table row each).
