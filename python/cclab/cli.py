@@ -98,7 +98,7 @@ def algorithms() -> None:
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
-    EXPERIMENTS are ids from EXPERIMENTS.md (F2, M2, B1, L4, L5, D2, D3) or `all`; none lists them.
+    EXPERIMENTS are ids from docs/experiments.md (F2, M2, B1, L4, L5, D2, D3) or `all`; none lists them.
     A claim that does not hold is a finding, not an error: the exit code is 0 once the runs are done."""
     from . import reproduce as rp
 
