@@ -1,10 +1,10 @@
 //! Names → algorithm and queue-discipline constructors. This is the only place that knows every
 //! algorithm; scenario validation (Python) asks it whether a name and its parameters are valid.
 
-use crate::algorithms::reno::{Recovery, Reno};
+use crate::algorithms::reno::Reno;
 use crate::aqm::droptail::DropTail;
 use crate::aqm::{BufferLimit, QueueDiscipline};
-use crate::cc::CongestionControl;
+use crate::cc::{CongestionControl, Recovery};
 use crate::params::{ParamError, Params};
 
 /// What an algorithm may know about its endpoint when it is created.

@@ -41,7 +41,7 @@
 
 use crate::config::Config;
 use crate::segment::{AckSegment, DataSegment, SackBlock};
-use cclab_cc::algorithms::reno::Recovery;
+use cclab_cc::cc::Recovery;
 use cclab_cc::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 use cclab_cc::time::{tx_time, Nanos};
 use std::collections::VecDeque;
