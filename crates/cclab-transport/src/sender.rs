@@ -372,7 +372,7 @@ impl Sender {
     }
 
     /// The RTT sample from the echoed timestamp of the packet that triggered this ACK, if the ACK
-    /// delivered something or is a duplicate (an ACK of old data says nothing of the path now).
+    /// delivered something or is a duplicate (not for an ACK of old data already covered).
     fn take_rtt_sample(
         &mut self,
         now: Nanos,
@@ -440,6 +440,7 @@ impl Sender {
         }
     }
 
+    /// An ECN echo: a loss event without a lost packet, at most once per window.
     fn respond_to_ecn(&mut self, now: Nanos) {
         if self
             .recovery
