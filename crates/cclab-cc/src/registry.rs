@@ -17,7 +17,7 @@ use crate::algorithms::hybla::Hybla;
 use crate::algorithms::libra::Libra;
 use crate::algorithms::madison::Madison;
 use crate::algorithms::maxnet::MaxNet;
-use crate::algorithms::reno::{Recovery, Reno};
+use crate::algorithms::reno::Reno;
 use crate::algorithms::scalable::Scalable;
 use crate::algorithms::vegas::Vegas;
 use crate::algorithms::westwood::Westwood;
@@ -25,7 +25,7 @@ use crate::aqm::droptail::DropTail;
 use crate::aqm::maxnet::{MaxNetRouter, MaxNetRouterConfig};
 use crate::aqm::red::Red;
 use crate::aqm::QueueDiscipline;
-use crate::cc::CongestionControl;
+use crate::cc::{CongestionControl, Recovery};
 use crate::params::{ParamError, ParamReader, Params};
 
 pub use crate::env::{flow_seed, LinkEnv, SenderEnv};

@@ -14,7 +14,7 @@ use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cclab_cc::algorithms::reno::Recovery;
+use cclab_cc::cc::Recovery;
 use cclab_cc::registry::{build_sender, flow_seed, BuiltSender, SenderEnv};
 use cclab_cc::time::{from_secs, Nanos, NS_PER_MS};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};

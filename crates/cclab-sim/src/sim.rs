@@ -404,9 +404,9 @@ impl Simulation {
                 warnings.push(format!("flows[{i}] ({}): {w}", f.cc));
             }
             let recovery = built.recovery.unwrap_or(if t.sack {
-                cclab_cc::algorithms::reno::Recovery::Sack
+                cclab_cc::cc::Recovery::Sack
             } else {
-                cclab_cc::algorithms::reno::Recovery::NewReno
+                cclab_cc::cc::Recovery::NewReno
             });
             let cfg = Config {
                 mss: t.mss,
@@ -415,7 +415,7 @@ impl Simulation {
                 delayed_ack: t.delayed_ack.max(1),
                 delack_timeout: from_secs(t.delack_timeout),
                 min_rto: from_secs(t.min_rto),
-                sack: t.sack || recovery == cclab_cc::algorithms::reno::Recovery::Sack,
+                sack: t.sack || recovery == cclab_cc::cc::Recovery::Sack,
                 recovery,
                 max_window: t.max_window.unwrap_or(Config::default().max_window).max(1),
                 ..Config::default()
