@@ -23,11 +23,10 @@ pub struct SenderEnv {
 }
 
 /// The seed of flow `flow` (its index in the run spec) in a run seeded with `run_seed`: the first draw
-/// of the run's stream reserved for algorithm seeds (streams 3_000_000 + flow; the simulator uses
-/// 0.. for links, 1_000_000.. for flow start times, 2_000_000.. for cross traffic).
+/// of the flow's [`Stream::FlowSeed`](crate::rng::Stream::FlowSeed) stream.
 pub fn flow_seed(run_seed: u64, flow: u64) -> u64 {
     use rand::Rng;
-    crate::rng::stream(run_seed, 3_000_000 + flow).gen()
+    crate::rng::Stream::FlowSeed.rng(run_seed, flow).gen()
 }
 
 /// A sender algorithm and the loss recovery the transport should run with it.
@@ -35,6 +34,16 @@ pub struct BuiltSender {
     pub cc: Box<dyn CongestionControl>,
     /// `None`: use the scenario's `transport.sack` setting (SACK recovery if on, NewReno if off).
     pub recovery: Option<Recovery>,
+}
+
+/// The loss recovery algorithm `name` asks the transport for ([`BuiltSender::recovery`]) without
+/// building it: a receiver needs it too (SACK recovery implies SACK blocks) and has no algorithm.
+pub fn sender_recovery(name: &str) -> Option<Recovery> {
+    match name {
+        "reno" => Some(Recovery::Reno),
+        "sack" => Some(Recovery::Sack),
+        _ => None,
+    }
 }
 
 /// Every sender name accepted in a scenario's `cc` field.
@@ -194,6 +203,7 @@ pub fn build_sender(
             })
         }
     };
+    debug_assert_eq!(recovery, sender_recovery(name));
     Ok(BuiltSender { cc, recovery })
 }
 
@@ -238,5 +248,25 @@ pub fn build_queue(
                 QUEUE_NAMES.join(", ")
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sender_recovery_is_what_build_sender_gives() {
+        let env = SenderEnv {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            seed: 1,
+        };
+        for name in SENDER_NAMES {
+            let built = build_sender(name, &Params::default(), &env).unwrap();
+            assert_eq!(built.recovery, sender_recovery(name), "{name}");
+        }
+        assert_eq!(sender_recovery("no such algorithm"), None);
     }
 }
