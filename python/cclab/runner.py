@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import _native
 from .metrics import jain
-from .scenario import Scenario, ScenarioError, _split_native
+from .scenario import Scenario, ScenarioError
 
 ScenarioLike = Union[Scenario, dict, str, Path]
 
@@ -184,11 +184,10 @@ def run(
     bar = _Progress(spec["duration"]) if progress else None
     try:
         raw_json, fcols, lcols = _native.run(json.dumps(spec), bar.update if bar else None)
-    except ValueError as e:
+    except _native.SpecError as e:
         # The simulator re-checks the resolved spec; anything it rejects that the scenario model let
         # through is reported the same way, naming the run-spec field (spec.json beside the results).
-        field, msg = _split_native(e)
-        raise ScenarioError([(f"run spec {field}", msg)]) from None
+        raise ScenarioError([(f"run spec {e.field}", e.message)]) from None
     finally:
         if bar:
             bar.close()

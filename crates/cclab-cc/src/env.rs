@@ -20,11 +20,10 @@ pub struct SenderEnv {
 }
 
 /// The seed of flow `flow` (its index in the run spec) in a run seeded with `run_seed`: the first draw
-/// of the run's stream reserved for algorithm seeds (streams 3_000_000 + flow; the simulator uses
-/// 0.. for links, 1_000_000.. for flow start times, 2_000_000.. for cross traffic).
+/// of the flow's [`Stream::FlowSeed`](crate::rng::Stream::FlowSeed) stream.
 pub fn flow_seed(run_seed: u64, flow: u64) -> u64 {
     use rand::Rng;
-    crate::rng::stream(run_seed, 3_000_000 + flow).gen()
+    crate::rng::Stream::FlowSeed.rng(run_seed, flow).gen()
 }
 
 /// What a queue discipline may know about its link.

@@ -37,6 +37,20 @@ pub struct BuiltSender {
     pub recovery: Option<Recovery>,
 }
 
+/// The loss recovery algorithm `name` asks the transport for ([`BuiltSender::recovery`]) at its
+/// default parameters: a receiver needs it too (SACK recovery implies SACK blocks) and has no
+/// algorithm. Read off the table by building the algorithm once, so it can never disagree with
+/// [`build_sender`]; `None` for unknown names too.
+pub fn sender_recovery(name: &str) -> Option<Recovery> {
+    let env = SenderEnv {
+        mss: 1448,
+        packet_size: 1500,
+        initial_cwnd: 10.0,
+        seed: 0,
+    };
+    build_sender(name, &Params::default(), &env).ok()?.recovery
+}
+
 /// Builds one sender algorithm from a flow's `params` and its endpoint. Errors name the field.
 pub type SenderBuilder = fn(&Params, &SenderEnv) -> Result<BuiltSender, ParamError>;
 
@@ -305,5 +319,20 @@ mod tests {
         let mut p = Params::new();
         p.insert("T".into(), ParamValue::Num(-1.0));
         assert_eq!(build_queue("maxnet", &p, &env).err().unwrap().field, "T");
+    }
+
+    #[test]
+    fn sender_recovery_is_what_build_sender_gives() {
+        let env = SenderEnv {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            seed: 1,
+        };
+        for name in SENDER_NAMES {
+            let built = build_sender(name, &Params::default(), &env).unwrap();
+            assert_eq!(built.recovery, sender_recovery(name), "{name}");
+        }
+        assert_eq!(sender_recovery("no such algorithm"), None);
     }
 }

@@ -303,7 +303,7 @@ impl Madison {
             pkt_kbits: packet_size as f64 * 8.0 / 1e3,
             header_bytes,
             // A stream of the flow's seed reserved for the probe schedule (DECISION 14).
-            rng: rng::stream(seed, 0x4D41_4449),
+            rng: rng::Stream::Madison.rng(seed, 0),
             phase: Phase::Handshake,
             allowance: 1,
             ready: VecDeque::new(),
