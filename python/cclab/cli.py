@@ -148,21 +148,27 @@ def _print_report(rep) -> None:
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
 @click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
 @click.option("--plots", is_flag=True, help="also write each run's PNG plots")
-def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool) -> None:
+@click.option("--force", is_flag=True, help="run into --out even if it holds a different sweep")
+def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool,
+          force: bool) -> None:
     """Run SWEEP_FILE (a scenario over a grid of settings and seeds); resumes where it stopped.
 
     Writes runs/<id>/ per run and results.csv / results.parquet (one row per run); prints the mean over
-    seeds of each grid point. See docs/sweep.md."""
+    seeds of each grid point. Exit code 2: bad input, or --out holds a different sweep; 1: some runs failed
+    (the others are kept); 130: Ctrl-C. See docs/sweep.md."""
     from rich.progress import Progress
 
     from . import sweep as sw
 
     out = out or Path("results") / sweep_file.stem
+    failed = None
     with Progress(transient=True) as bar:
         task = bar.add_task("sweep", total=None)
         try:
-            t = sw.run(sweep_file, out, workers=workers, scheduler=scheduler, plots=plots,
+            t = sw.run(sweep_file, out, workers=workers, scheduler=scheduler, plots=plots, force=force,
                        on_done=lambda n, total: bar.update(task, completed=n, total=total))
+        except sw.RunsFailed as e:  # the other runs are finished and in the table; exit 1 after it
+            failed, t = e, e.table
         except ScenarioError as e:
             _fail(e)
             return
@@ -171,7 +177,11 @@ def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], schedul
                        "to resume", err=True)
             sys.exit(130)
     _print_sweep(t)
-    click.echo(f"wrote {out}/results.csv, results.parquet and runs/ ({len(t)} runs)")
+    click.echo(f"wrote {out}/results.csv, results.parquet and runs/ ({len(t)} runs)" if len(t) else
+               f"no finished runs: no results.csv in {out}")
+    if failed:
+        click.echo(f"error: {failed}", err=True)
+        sys.exit(1)
 
 
 def _print_sweep(t) -> None:
