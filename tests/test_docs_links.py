@@ -7,6 +7,8 @@
   neither. The papers are cited through docs/algorithms/papers.md, the experiments through
   docs/experiments.md, the scenario format through docs/scenario.md, the design through
   docs/architecture.md.
+* No source under crates/ cites a tracker number ("issue 3", "the issue's bound"): a reader cannot
+  resolve it. An acceptance bound is cited by the document that states it.
 
 No build is needed: these tests read files only.
 """
@@ -26,6 +28,8 @@ THIS = Path(__file__).resolve()
 # the notes by name, or a paper copy by its numbered file name. (Written so that this file does not match.)
 _NOTES = "|".join(("ALGORITHMS", "EXPERIMENTS", "SCENARIO", "DESIGN", "STYLE"))
 OUTSIDE = re.compile(r"\.\.[/]shared\b|\bshared[/]|\b(?:" + _NOTES + r")\.md\b|\bseeds[/](?:\d{3}|README)")
+# Tracker numbers of the team's issues, which a reader of the repository cannot look up.
+TRACKER = re.compile(r"\b[Ii]ssues? \d|\b[Ii]ssue's\b|\bthe issue\b")
 
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 CODE_SPAN = re.compile(r"`[^`\n]+`")
@@ -63,7 +67,7 @@ def _is_relative(target: str) -> bool:
     return not (target.startswith("#") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target))
 
 
-def _citations(files: list[Path]) -> list[str]:
+def _citations(files: list[Path], pattern: re.Pattern = OUTSIDE) -> list[str]:
     bad = []
     for f in files:
         try:
@@ -71,7 +75,7 @@ def _citations(files: list[Path]) -> list[str]:
         except OSError:
             continue
         for n, line in enumerate(text.splitlines(), 1):
-            if OUTSIDE.search(line):
+            if pattern.search(line):
                 bad.append(f"{f.relative_to(ROOT)}:{n}: {line.strip()}")
     return bad
 
@@ -124,9 +128,9 @@ def test_nothing_outside_crates_cites_documents_outside_the_repository():
     assert not bad, "cite the repository's documents instead:\n" + "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=False, reason="Rust comments still cite the team's notes; a separate pass over "
-                                        "crates/ replaces them with docs/ references")
+@pytest.mark.xfail(strict=False, reason="crates/cclab-net's tests still cite tracker issue 6; every other "
+                                        "crate is clean. Remove after the pass over cclab-net/cclab-transport")
 def test_rust_sources_cite_only_the_repository():
     files = [f for f in _repo_files() if f.relative_to(ROOT).parts[0] == "crates"]
-    bad = _citations(files)
+    bad = _citations(files) + _citations(files, TRACKER)
     assert not bad, "cite the repository's documents instead:\n" + "\n".join(bad)

@@ -1,8 +1,9 @@
 //! MaxNet's 24-bit router fields and the RFC 1624 incremental checksum a router needs to rewrite them.
 //!
 //! Source: M. Suchara, "TCP MaxNet: background, algorithms, implementation and experiments", Caltech
-//! B.S. thesis, 2006 (`seeds/001_…`), §3.3 (price and QuickStart-rate encoding), §4.2 (router code, eq. 11,
-//! the incremental checksum), §4.4 (the MaxNet TCP option). Digest: `ALGORITHMS.md` §5.
+//! B.S. thesis, 2006 (docs/algorithms/papers.md), §3.3 (price and QuickStart-rate encoding), §4.2 (router
+//! code, eq. 11, the incremental checksum), §4.4 (the MaxNet TCP option). Notes and DECISIONs:
+//! `docs/algorithms/maxnet.md`, "Wire encoding".
 //!
 //! # The field (24 bits, big-endian on the wire)
 //!
@@ -17,7 +18,7 @@
 //! * flag 1: a **QuickStart rate**, carried as −ln(rate / x_max) with x_max = 10^15 bit/s, so the 23 bits
 //!   cover x_min = 32 bit/s (code ≈ 31.07) … x_max (code 0) with a relative step of 2^−18 ≈ 3.8·10^−6.
 //!
-//! DECISIONS (ALGORITHMS.md §5):
+//! DECISIONS (also in docs/algorithms/maxnet.md, "Wire encoding"):
 //! * **flag polarity**: 1 = QuickStart rate, 0 = price. The thesis only says "the 24th bit" tells them
 //!   apart; with this choice an all-zero field is "price 0", the natural initial value of a data packet.
 //! * **18 fractional bits**, not the 17 the thesis text (§3.3) states: its router parameter
@@ -290,11 +291,12 @@ mod tests {
     #[test]
     fn p_min_matches_the_thesis() {
         // §4.2: p_min = 181,083 / 2^18 at 1 Gbit/s; 181,083 / 2^18 = 0.690773…, and the exact eq. 11 value is
-        // 0.690776, so the tolerance 1e-4 of the issue holds for both; the code must round to 181,083.
+        // 0.690776, so a tolerance of 1e-4 holds for both; the code must round to 181,083.
         let p = p_min(1e9, DEFAULT_T);
         assert!((p - 0.6908).abs() < 1e-4, "{p}");
         assert_eq!(encode_price(p), 181_083);
-        // ALGORITHMS.md §5 values, printed to 6 decimals there: tolerance half a unit of the last digit.
+        // The values of docs/algorithms/maxnet.md (Router, eq. 11), printed to 6 decimals there:
+        // tolerance half a unit of the last digit.
         assert!(
             (p_min(400e6, DEFAULT_T) - 0.736590).abs() < 5e-7,
             "{}",
@@ -332,7 +334,7 @@ mod tests {
     #[test]
     fn qs_rates_32bps_to_1pbps_round_trip_within_0_01_percent() {
         // Every decade and a half from x_min to x_max, plus the ends. Code step 2^-18 in ln(rate) is a
-        // relative rate error ≤ 2^-19 ≈ 1.9e-6 after rounding, far inside the 1e-4 the issue asks.
+        // relative rate error ≤ 2^-19 ≈ 1.9e-6 after rounding, far inside this test's 1e-4 (0.01 %).
         let mut r = X_MIN_BPS;
         while r <= X_MAX_BPS * 1.000001 {
             let back = decode_qs_rate(encode_qs_rate(r)).unwrap();
@@ -390,7 +392,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(4096))]
 
         /// Round-to-nearest: |decode(encode(v)) − v| ≤ 2^−19 inside the range (half a step), and never more
-        /// than 2^−18 (the issue's bound) anywhere in [0, 32); values past the top saturate.
+        /// than 2^−18 (one step of the encoding) anywhere in [0, 32); values past the top saturate.
         #[test]
         fn price_round_trip_within_resolution(v in 0.0f64..32.0) {
             let back = decode_price(encode_price(v)).unwrap();

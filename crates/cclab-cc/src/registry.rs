@@ -314,7 +314,7 @@ mod tests {
         assert_eq!(q.name(), "maxnet");
         let mut out = Vec::new();
         q.state(&mut out);
-        // p_min(400 Mbit/s) = 0.736590 (ALGORITHMS.md §5), the initial price
+        // p_min(400 Mbit/s) = 0.736590 (docs/algorithms/maxnet.md, eq. 11), the initial price
         assert!((out[0].1 - 0.736590).abs() < 5e-7, "{out:?}");
         let mut p = Params::new();
         p.insert("T".into(), ParamValue::Num(-1.0));

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 pub type SimRng = rand_xoshiro::Xoshiro256PlusPlus;
 
 /// A generator for component `stream` of a run seeded with `seed`. Streams are derived with SplitMix64
-/// mixing of (seed, stream) so nearby seeds/streams give unrelated sequences.
+/// mixing of (seed, stream) so nearby seeds or streams give unrelated sequences.
 pub fn stream(seed: u64, stream: u64) -> SimRng {
     let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17);
     let mut s = [0u8; 32];

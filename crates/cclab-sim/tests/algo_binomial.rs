@@ -1,4 +1,4 @@
-//! Binomial congestion control acceptance (issue 3; EXPERIMENTS.md B1 and B7, Bansal & Balakrishnan).
+//! Binomial congestion control acceptance (B1 and B7 in docs/experiments.md; Bansal & Balakrishnan 2001).
 //!
 //! * B7 / eq. 7: under random loss on a path that loss, not capacity, limits, λ ∝ p^(−1/(k+l+1)): the
 //!   exponent fitted over p ∈ {0.1, 0.2, 0.5, 1}% is within 15% of 1/(k+l+1) (= ½ for AIMD, IIAD and
@@ -107,7 +107,7 @@ fn b1_mean_ratio(cc: &str, params: &[(&str, f64)]) -> f64 {
 
 #[test]
 fn k_plus_l_rule_over_red() {
-    // TCP-compatible members (k + l = 1): the paper's Fig. 5 shows ratios near 1; the issue's band.
+    // TCP-compatible members (k + l = 1): the paper's Fig. 5 shows ratios near 1; our acceptance band.
     let sqrt = b1_mean_ratio("sqrt", &[]);
     let iiad = b1_mean_ratio("iiad", &[]);
     assert!((0.75..=1.33).contains(&sqrt), "TCP/SQRT {sqrt:.3}");

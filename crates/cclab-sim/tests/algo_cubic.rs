@@ -38,7 +38,8 @@ fn cubic_fills_a_bdp_link_and_reduces_by_beta() {
     assert!(ratios.iter().all(|x| (x - 0.7).abs() < 0.05), "{ratios:?}");
 }
 
-/// Issue 4: between two losses the window follows W(t) = C(t − K)³ + W_max within 5 % pointwise.
+/// Acceptance (docs/algorithms/cubic.md): between two losses the window follows W(t) = C(t − K)³ + W_max
+/// within 5 % pointwise.
 ///
 /// One flow on a 200 Mbit/s, 100 ms path (BDP 1667 packets) with a 333-packet buffer. The first loss
 /// is forced in slow start: 0.05 ms of arrivals dropped inside round 5 (320 packets; the round
@@ -104,8 +105,9 @@ fn cubic_window_follows_the_cubic_between_two_losses() {
         worst.0 * 100.0,
         worst.1
     );
-    // 5 % (issue 4). Expected sources: the epoch's start is known to one 10 ms sample, and cwnd chases
-    // W(t + RTT) one RTT behind, i.e. ≈ W(t) (RFC 9438 §4.4); neither moves W by more than ~1 %.
+    // 5 % (the acceptance bound). Expected sources: the epoch's start is known to one 10 ms sample,
+    // and cwnd chases W(t + RTT) one RTT behind, i.e. ≈ W(t) (RFC 9438 §4.4); neither moves W by more
+    // than ~1 %.
     assert!(
         worst.0.abs() <= 0.05,
         "cwnd left the cubic by {:.2} % at t = {:.2} s",
@@ -114,7 +116,8 @@ fn cubic_window_follows_the_cubic_between_two_losses() {
     );
 }
 
-/// Issue 4: the TCP-friendly (Reno-friendly) region engages on a short-RTT, low-BDP path.
+/// Acceptance (docs/algorithms/cubic.md): the TCP-friendly (Reno-friendly) region engages on a short-RTT,
+/// low-BDP path.
 ///
 /// 10 Mbit/s, 10 ms (BDP 8 packets) with a BDP buffer: losses come at ≈ 16 packets, where
 /// K = ∛(16·0.3/0.4) ≈ 2.3 s, i.e. the cubic would take ~200 RTTs to regain W_max while Reno-friendly

@@ -1,7 +1,7 @@
-//! FAST TCP acceptance (issue 3; EXPERIMENTS.md F4 equilibrium): three FAST flows with RTTs 50, 100 and
-//! 150 ms, α = 20 packets each, on a 100 Mbit/s bottleneck with a 500-packet drop-tail buffer.
-//! Theory (Jin, Wei & Low §IV): every flow keeps α packets queued, so the steady queue is Σα = 60
-//! packets, and equal α gives equal rates regardless of RTT (Jain → 1), with no loss.
+//! FAST TCP acceptance (F4, the equilibrium, in docs/experiments.md): three FAST flows with RTTs 50, 100
+//! and 150 ms, α = 20 packets each, on a 100 Mbit/s bottleneck with a 500-packet drop-tail buffer. Theory
+//! (Jin, Wei & Low 2004, §V, Theorem 1): every flow keeps α packets queued, so the steady queue is Σα =
+//! 60 packets, and equal α gives equal rates regardless of RTT (Jain → 1), with no loss.
 mod common;
 use common::*;
 
@@ -48,7 +48,7 @@ fn three_flows_equilibrium_queue_fairness_no_loss() {
     );
     // Whole run, not just the window: FAST must never overflow the 500-packet buffer.
     assert_eq!(drops, 0, "FAST dropped packets");
-    // Issue 3: steady queue within 15% of Σα = 60 packets.
+    // Acceptance: steady queue within 15% of Σα = 60 packets.
     assert!((q - 60.0).abs() <= 0.15 * 60.0, "mean queue {q:.1}");
     assert!(j >= 0.95, "Jain {j:.4}");
     // Equilibrium also implies the link is full (α > 0 packets are always queued).

@@ -25,7 +25,7 @@ fn mean_window(cc: &str, p: f64, rate: f64, duration: f64) -> (f64, u64) {
 #[test]
 fn highspeed_average_window_follows_the_response_function() {
     // 1 Gbit/s keeps the flow loss-limited (1800 packets × 12 kbit / 50 ms = 430 Mbit/s at p = 1e-5).
-    // 25 % (the tolerance): the response function is derived for deterministic loss; random
+    // 25 % (the acceptance tolerance): the response function is derived for deterministic loss; random
     // loss and the window's per-RTT quantisation move the mean by ~10–20 %.
     for (p, duration) in [(1e-4, 60.0), (1e-5, 200.0)] {
         let (w, to) = mean_window("highspeed", p, 1e9, duration);

@@ -1,6 +1,6 @@
-//! Hybla in the simulator (issue 4): a 25 ms and a 200 ms flow share a RED bottleneck. Hybla makes the
-//! long flow's window grow ρ² = 64 times faster per RTT, so both rates grow at the same pace in time
-//! and the goodput ratio stays near 1, where NewReno's grows with the RTT ratio.
+//! Hybla in the simulator (docs/algorithms/hybla.md): a 25 ms and a 200 ms flow share a RED bottleneck.
+//! Hybla makes the long flow's window grow ρ² = 64 times faster per RTT, so both rates grow at the same
+//! pace in time and the goodput ratio stays near 1, where NewReno's grows with the RTT ratio.
 //!
 //! Scenario choice: ρ is fixed by the smallest SRTT (≈ the propagation RTT), so Hybla equalises the
 //! rates only while the short flow's RTT stays near RTT0 = 25 ms. The buffer is therefore one BDP of the
@@ -44,7 +44,7 @@ fn hybla_is_rtt_fair_where_newreno_is_not() {
     let (hybla, hybla_util) = mean("hybla");
     let (reno, _) = mean("newreno");
     eprintln!("hybla ratio {hybla:.3} (utilisation ≥ {hybla_util:.3}), newreno ratio {reno:.3}");
-    // Issue 4: Hybla ≤ 1.5, NewReno on the same scenario ≥ 3. Read both ways for Hybla: RTT fairness
+    // Acceptance: Hybla ≤ 1.5, NewReno on the same scenario ≥ 3. Read both ways for Hybla: RTT fairness
     // means neither flow gets more than 1.5× the other.
     assert!(
         (1.0 / 1.5..=1.5).contains(&hybla),

@@ -1,7 +1,7 @@
-//! TCP Libra acceptance (issue 3; EXPERIMENTS.md L5, Marfia et al. §IV.C.3): five flows with RTTs 20,
-//! 100, 160, 200 and 400 ms started 10 s apart on a 100 Mbit/s bottleneck whose drop-tail buffer is the
-//! longest pipe (400 ms × 100 Mbit/s = 3333 packets). Claim: Libra shares the link equally whatever the
-//! RTT, NewReno does not (its short flow takes the largest share).
+//! TCP Libra acceptance (L5 in docs/experiments.md; Marfia et al. 2005, §IV.C.3): five flows with RTTs
+//! 20, 100, 160, 200 and 400 ms started 10 s apart on a 100 Mbit/s bottleneck whose drop-tail buffer is
+//! the longest pipe (400 ms × 100 Mbit/s = 3333 packets). Claim: Libra shares the link equally whatever
+//! the RTT, NewReno does not (its short flow takes the largest share).
 mod common;
 use common::*;
 
@@ -57,7 +57,7 @@ fn rtt_fair_and_fairer_than_newreno() {
     for (f, c) in last.iter().enumerate() {
         assert!((c - 100.0).abs() < 1.0, "flow {f}: C_est {c}");
     }
-    // Issue 3: Jain ≥ 0.9 for Libra and above NewReno's on the same scenario.
+    // Acceptance: Jain ≥ 0.9 for Libra and above NewReno's on the same scenario.
     assert!(j_libra >= 0.9, "Libra Jain {j_libra:.4}");
     assert!(
         j_libra > j_reno,

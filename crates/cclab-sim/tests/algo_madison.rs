@@ -1,8 +1,8 @@
-//! TCP-Madison acceptance (issue 3; EXPERIMENTS.md §5 D1/D2; Kola & Vernon 2007, §5.2): three Madison
-//! flows with RTTs 50, 100 and 200 ms on a 100 Mbit/s drop-tail bottleneck share it equally with high
-//! utilisation and a small backlog, and their path estimates (C, U, n) match the simulator's ground
-//! truth; one Madison flow does not starve a NewReno flow. Full-size numbers and several seeds are in
-//! docs/algorithms/madison.md.
+//! TCP-Madison acceptance (D1/D2 in docs/experiments.md; targets in docs/algorithms/madison.md, "Three
+//! Madison flows (the acceptance test)"; Kola & Vernon 2007, §5.2): three Madison flows with RTTs 50, 100
+//! and 200 ms on a 100 Mbit/s drop-tail bottleneck share it equally with high utilisation and a small
+//! backlog, and their path estimates (C, U, n) match the simulator's ground truth; one Madison flow does
+//! not starve a NewReno flow. Full-size numbers and several seeds are in docs/algorithms/madison.md.
 mod common;
 use cclab_sim::spec::{StartSpec, TrafficSpec};
 use common::*;
@@ -61,12 +61,13 @@ fn three_flows_share_equally_with_small_backlog_and_good_estimates() {
         link.drops,
         r.flows.iter().map(|f| f.timeouts).collect::<Vec<_>>()
     );
-    // Issue 3 targets (numbers since lost packets are counted from retransmissions, DECISION 11),
-    // checked on seeds 1-5 (one seed alone proved a lucky draw: it met utilisation ≥ 0.9 while seeds 3-5
-    // did not). Measured after the transport's RACK-time detection of lost retransmissions: Jain
-    // 0.978/0.996/0.996/0.994/0.997, utilisation 0.890/0.895/0.903/0.912/0.895 (mean 0.899), backlog
-    // 8.5-9.2 packets per flow; before it Jain 0.947-0.991, utilisation 0.877-0.903 (mean 0.889).
-    // Jain ≥ 0.9 and backlog ≤ 15 are asserted per seed as the issue states them.
+    // Acceptance targets (docs/algorithms/madison.md; numbers since lost packets are counted from
+    // retransmissions, DECISION 11), checked on seeds 1-5 (one seed alone proved a lucky draw: it met
+    // utilisation ≥ 0.9 while seeds 3-5 did not). Measured after the transport's RACK-time detection of
+    // lost retransmissions: Jain 0.978/0.996/0.996/0.994/0.997, utilisation 0.890/0.895/0.903/0.912/0.895
+    // (mean 0.899), backlog 8.5-9.2 packets per flow; before it Jain 0.947-0.991, utilisation 0.877-0.903
+    // (mean 0.889).
+    // Jain ≥ 0.9 and backlog ≤ 15 are asserted per seed as the targets state them.
     assert!(j >= 0.9, "Jain {j:.4}");
     assert!(
         per_flow_backlog <= 15.0,
@@ -88,7 +89,7 @@ fn three_flows_share_equally_with_small_backlog_and_good_estimates() {
         assert!(l.mean_queue_pkts / 3.0 <= 15.0, "seed {seed}: backlog");
         utils.push(l.utilization);
     }
-    // Utilisation: the issue's ≥ 0.9 is NOT met reliably: the 5-seed mean is 0.899 and single seeds
+    // Utilisation: the ≥ 0.9 target is NOT met reliably: the 5-seed mean is 0.899 and single seeds
     // range 0.890-0.912. Cause (docs/algorithms/madison.md): with p estimated from lost packets,
     // b_target falls to ~0.3-1 packet after each loss episode, the queue drains to 0 between episodes,
     // and the paper's rule (c) then cuts p tenfold so the rate overshoots again. Asserted: the mean
@@ -106,13 +107,13 @@ fn three_flows_share_equally_with_small_backlog_and_good_estimates() {
     for (f, fl) in r.flows.iter().enumerate() {
         // C: every pair's two packets arrive at the bottleneck at the same instant (the simulator's
         // access links are pure delay), so the dispersion is exactly one service time: within 10% (the
-        // issue's bound; measured exact to 0.01%).
+        // target's bound; measured exact to 0.01%).
         let c = mean_state(&r, "C_est", f, t0, dur);
         assert!((c - 100.0).abs() <= 10.0, "flow {f}: C_est {c}");
         // U (eq. 8) against the measured link utilisation, time-averaged over the window: within 25%.
         // The M/D/1 mapping underestimates U for paced arrivals (less queue for the same load), more
         // so now that the queue is empty between loss episodes: measured 0.700/0.688/0.704 against
-        // 0.905, −22…−24% (−11% before the fix). Close to the bound: the issue's 25% is kept.
+        // 0.905, −22…−24% (−11% before the fix). Close to the bound: the target's 25% is kept.
         let u = mean_state(&r, "U", f, t0, dur);
         let u_err = (u - link.utilization).abs() / link.utilization;
         // n (eq. 11, n = U/U_flow) against link throughput / this flow's throughput (wire bits, so
@@ -146,9 +147,9 @@ fn harmonic_mean_state(r: &cclab_sim::RunResult, col: &str, f: usize, t0: f64, t
     v.len() as f64 / v.iter().sum::<f64>()
 }
 
-/// EXPERIMENTS.md D2 (Kola & Vernon Fig. 6(b)): three Madison flows, RTT 246 ms, starting at 0, 32 and
-/// 59 s, on a 100 Mbit/s drop-tail link with a 484 KB (322-packet) buffer, plus non-responsive Poisson
-/// cross traffic (1500 B packets) at `xt_bps`.
+/// D2 of docs/experiments.md (Kola & Vernon 2007, Fig. 6(b)): three Madison flows, RTT 246 ms, starting
+/// at 0, 32 and 59 s, on a 100 Mbit/s drop-tail link with a 484 KB (322-packet) buffer, plus
+/// non-responsive Poisson cross traffic (1500 B packets) at `xt_bps`.
 fn d2(xt_bps: f64, duration: f64, seed: u64) -> cclab_sim::spec::RunSpec {
     let flows = [0.0, 32.0, 59.0]
         .iter()

@@ -1,4 +1,5 @@
-//! MaxNet (router price AQM + source) in the simulator: issue 3 acceptance.
+//! MaxNet (router price AQM + source) in the simulator: experiments M1, M3, M4 and M6 of
+//! docs/experiments.md at reduced size (what each test asserts: docs/algorithms/maxnet.md, "Results").
 mod common;
 use cclab_sim::spec::TrafficSpec;
 use common::*;

@@ -1,5 +1,5 @@
-//! Scalable TCP in the simulator (issue 4): after one loss event the window returns to its pre-loss
-//! value in ln(1/0.875)/ln(1.01) ≈ 13.4 RTTs, whatever the window.
+//! Scalable TCP in the simulator (docs/algorithms/scalable.md): after one loss event the window returns
+//! to its pre-loss value in ln(1/0.875)/ln(1.01) ≈ 13.4 RTTs, whatever the window.
 mod common;
 use common::*;
 
@@ -55,8 +55,8 @@ fn recovery_takes_about_13_4_rtts_at_two_window_sizes() {
         eprintln!(
             "scalable: {dropped} packets dropped, window {w:.1} before the cut, back after {n:.2} RTTs (theory {want:.2})"
         );
-        // ±20 % (issue 4). Expected bias: fast recovery holds the window for about one RTT before
-        // growth resumes (+7 %), and the 5 ms sampling moves each end by at most 0.05 RTT.
+        // ±20 % (the acceptance bound). Expected bias: fast recovery holds the window for about one RTT
+        // before growth resumes (+7 %), and the 5 ms sampling moves each end by at most 0.05 RTT.
         assert!((n / want - 1.0).abs() <= 0.20, "{n} RTTs");
         windows.push(w);
     }

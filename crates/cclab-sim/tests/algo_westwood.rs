@@ -1,5 +1,6 @@
-//! Westwood+ in the simulator (issue 4): its bandwidth estimate tracks the bottleneck, and under random
-//! (non-congestion) loss it keeps a window set from that estimate instead of halving.
+//! Westwood+ in the simulator (docs/algorithms/westwood.md): its bandwidth estimate tracks the
+//! bottleneck, and under random (non-congestion) loss it keeps a window set from that estimate instead of
+//! halving.
 mod common;
 use common::*;
 
@@ -34,7 +35,7 @@ fn westwood_estimates_the_bottleneck_rate() {
         steady.iter().cloned().fold(f64::INFINITY, f64::min) / 1e6,
         r.links[0].utilization
     );
-    // Issue 4: within 10 % of the bottleneck rate in steady state (the mean; after each loss the
+    // Acceptance: within 10 % of the bottleneck rate in steady state (the mean; after each loss the
     // delivery rate dips for about an RTT, which the two 7/8 filters smooth).
     assert!((mean / payload - 1.0).abs() < 0.10, "BWE {mean}");
     assert!(r.links[0].utilization > 0.9);

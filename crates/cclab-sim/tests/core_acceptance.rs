@@ -1,5 +1,6 @@
-//! Issue 2 acceptance: NewReno against theory (Mathis), utilisation, fairness over RED and drop-tail,
-//! RTT bias, determinism. Every run goes through `common::run`, which asserts packet conservation.
+//! Simulator core acceptance (measured values in docs/algorithms/newreno.md): NewReno against theory
+//! (Mathis), utilisation, fairness over RED and drop-tail, RTT bias, determinism. Every run goes through
+//! `common::run`, which asserts packet conservation.
 mod common;
 use cclab_sim::spec::StartSpec;
 use common::*;
@@ -13,8 +14,8 @@ fn mathis(mss: f64, rtt: f64, p: f64) -> f64 {
 fn newreno_goodput_matches_mathis_under_random_loss() {
     // 100 Mbit/s is far above the loss-limited rate (9 and 2.8 Mbit/s), so loss alone limits the flow.
     // 300 s gives ~2,300 (p = 1e-3) and ~7,000 (p = 1e-2) loss events: the mean is well estimated.
-    // 25% tolerance (the issue's): Mathis's constant assumes periodic loss and no timeouts; random
-    // loss raises throughput a little, timeouts at p = 1e-2 lower it.
+    // 25% tolerance (the acceptance bound): Mathis's constant assumes periodic loss and no timeouts;
+    // random loss raises throughput a little, timeouts at p = 1e-2 lower it.
     for (p, seed) in [(0.001, 1), (0.01, 2)] {
         let rate = 100e6;
         let mut spec = dumbbell(
@@ -83,7 +84,7 @@ fn two_flows(queue: &str, seed: u64, duration: f64) -> cclab_sim::RunResult {
 
 #[test]
 fn two_flows_are_fair_over_red() {
-    // Issue: Jain ≥ 0.95 averaged over 5 seeds, 100 s. RED's random early drops desynchronise the
+    // Acceptance: Jain ≥ 0.95 averaged over 5 seeds, 100 s. RED's random early drops desynchronise the
     // flows, so both see the same loss rate and the same RTT: equal shares.
     let js: Vec<f64> = (1..=5)
         .map(|s| jain(&goodputs(&two_flows("red", s, 100.0))))
@@ -121,7 +122,7 @@ fn rtt_bias(queue: &str, seed: u64) -> f64 {
 #[test]
 fn short_rtt_flows_win_over_red_and_drop_tail() {
     // With equal loss rates (RED), Reno's rate ∝ 1/RTT·√p gives 4× for a 4× RTT ratio in theory; queueing
-    // delay shrinks the effective ratio (ns-3 3.37: ≈ 3.9). Issue: ≥ 2.
+    // delay shrinks the effective ratio (ns-3 3.37: ≈ 3.9). Acceptance: ≥ 2.
     let red: Vec<f64> = (1..=3).map(|s| rtt_bias("red", s)).collect();
     eprintln!("RED short/long goodput ratio per seed {red:?}");
     let mean = red.iter().sum::<f64>() / red.len() as f64;

@@ -1,5 +1,6 @@
 //! TCP-Africa (R. King, R. Baraniuk, R. Riedi, "TCP-Africa: an adaptive and fair rapid increase rule for
-//! scalable TCP", IEEE INFOCOM 2005). Digest: `ALGORITHMS.md` §1; notes in `docs/algorithms/africa.md`.
+//! scalable TCP", IEEE INFOCOM 2005; docs/algorithms/papers.md). Notes and DECISIONs:
+//! `docs/algorithms/africa.md`.
 //!
 //! A two-mode sender: while the path shows little queueing it increases like HighSpeed TCP ("fast
 //! mode"), once its own backlog estimate reaches a threshold it increases like Reno ("slow mode"), so it
@@ -8,13 +9,13 @@
 //!   seen, RTT the minimum sample of the last round trip.
 //! * diff < Δ (fast mode): w += a(w)/w per acknowledged packet (RFC 3649's a(w), as `highspeed.rs`);
 //!   diff ≥ Δ (slow mode): w += 1/w.
-//! * Loss: fast mode w ← (1 − b(w))·w (RFC 3649's b(w)); slow mode w ← w/2 (digest).
+//! * Loss: fast mode w ← (1 − b(w))·w (RFC 3649's b(w)); slow mode w ← w/2 (Reno's).
 //! * Below HighSpeed's Low_Window (38) a(w) = 1 and b(w) = ½: plain Reno.
 //!
 //! DECISIONs:
-//! 1. Δ = `delta` = 1.5 packets by default [unverified: the seed papers do not state Africa's setting;
-//!    Vegas's α-β band is 1–3, and 1.5 keeps fast mode only while the flow's own queue is under two
-//!    packets]. Settable.
+//! 1. Δ = `delta` = 1.5 packets by default [unverified: none of the five papers of
+//!    docs/algorithms/papers.md gives Africa's setting; Vegas's α-β band is 1–3, and 1.5 keeps fast mode
+//!    only while the flow's own queue is under two packets]. Settable.
 //! 2. The mode is decided once per round trip (on the first ACK after a window's worth of data), from
 //!    the smallest RTT sample of that round trip, as Vegas does: per-ACK samples would flap the mode on
 //!    ACK-clock jitter. The mode in force at a loss chooses the decrease.

@@ -1,6 +1,6 @@
 //! BIC-TCP (L. Xu, K. Harfoush, I. Rhee, "Binary increase congestion control (BIC) for fast long-distance
 //! networks", IEEE INFOCOM 2004), with the constants and the formulation of Linux `tcp_bic.c` (which
-//! ns-3's `TcpBic` follows). Digest: `ALGORITHMS.md` §1; notes in `docs/algorithms/bic.md`.
+//! ns-3's `TcpBic` follows); docs/algorithms/papers.md. Notes and DECISIONs: `docs/algorithms/bic.md`.
 //!
 //! After a loss at window W_max the window drops to β·W_max and then searches for the old maximum:
 //! * **binary search increase** below W_max: each RTT the window moves a fixed fraction 1/B of the

@@ -1,5 +1,5 @@
 //! Binomial congestion control: D. Bansal and H. Balakrishnan, "Binomial Congestion Control
-//! Algorithms", IEEE INFOCOM 2001 (`seeds/002`). Digest: `ALGORITHMS.md` §3; notes and every DECISION
+//! Algorithms", IEEE INFOCOM 2001 (docs/algorithms/papers.md); equations, notes and every DECISION
 //! also in `docs/algorithms/binomial.md`.
 //!
 //! # Equations (numbers as in the paper)
@@ -22,7 +22,8 @@
 //! 3. **Window floor 1 packet**: w − β·w^l can fall below 1 for l < 1 and small w (IIAD at w < 2).
 //! 4. **Timeout** (§V "reduce their transmission window to one upon persistent congestion"): cwnd = 1,
 //!    slow start; ssthresh = max(min(FlightSize, cwnd)/2, 2) on the first RTO of a series (RFC 5681 eq. 4
-//!    bounded by cwnd, the shared [`reno_ssthresh`] — the digest's "ssthresh = w/2" with w the data in flight, as TCP/Reno does).
+//!    bounded by cwnd, the shared [`reno_ssthresh`]: "ssthresh = w/2" with w the data in flight, as
+//!    TCP/Reno does).
 //! 5. **A loss event while still in slow start (cwnd < ssthresh) halves** like Reno
 //!    (`slow_start_decrease = "halve"`, default) instead of applying β·w^l. Slow start overshoots the pipe
 //!    by up to a factor of two, an error only a multiplicative cut repairs quickly: IIAD's "−1 per loss

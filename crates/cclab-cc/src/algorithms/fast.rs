@@ -1,26 +1,27 @@
 //! FAST TCP: C. Jin, D. X. Wei and S. H. Low, "FAST TCP: motivation, architecture, algorithms,
-//! performance", IEEE INFOCOM 2004 (`seeds/004`; that copy has every equation stripped, so the equations
-//! below are the published paper's as restored in `ALGORITHMS.md` §2). Notes and every DECISION also in
-//! `docs/algorithms/fast.md`.
+//! performance", IEEE INFOCOM 2004 (docs/algorithms/papers.md; the text available to the project has
+//! every equation stripped, so the equations below are the published paper's, and values marked
+//! [unverified] could not be checked). Section numbers follow the paper's outline (§IV architecture and
+//! algorithms, §V equilibrium and stability). Notes and every DECISION also in `docs/algorithms/fast.md`.
 //!
 //! # Equations
 //!
-//! * Estimation (§III.B): baseRTT = the minimum RTT observed; on every RTT sample
+//! * Estimation (§IV): baseRTT = the minimum RTT observed; on every RTT sample
 //!   avgRTT ← (1 − η)·avgRTT + η·RTT with η = min(3/w, 1/4); queueing delay q = avgRTT − baseRTT.
-//! * Window control (§III.C, eq. 6 of the published paper):
+//! * Window control (§IV):
 //!   **w ← min{ 2w, (1 − γ)·w + γ·( (baseRTT/avgRTT)·w + α(w, q) ) }**, γ ∈ (0, 1].
-//! * α(w, q) (§III.C): a constant α, or α = a·w while q is zero and the constant once it is not.
-//! * Equilibrium (§IV, Theorem 1): every flow keeps α packets queued, x_i = α_i / q; on one link the
+//! * α(w, q) (§IV): a constant α, or α = a·w while q is zero and the constant once it is not.
+//! * Equilibrium (§V, Theorem 1): every flow keeps α packets queued, x_i = α_i / q; on one link the
 //!   total queue is Σα_i, and flows with equal α get equal rates whatever their propagation delays. The
 //!   fixed point of the update at constant avgRTT is w* = α·avgRTT / (avgRTT − baseRTT).
-//! * Burstiness control (§III.A): *window pacing* spreads a window increase over the following RTT;
+//! * Burstiness control (§IV): *window pacing* spreads a window increase over the following RTT;
 //!   *burstiness reduction* limits the release rate to the target throughput w/RTT.
-//! * Loss (§III.C): halve the window and run NewReno/SACK recovery, imposing a minimum window during
+//! * Loss (§IV): halve the window and run NewReno/SACK recovery, imposing a minimum window during
 //!   recovery for large windows; resume delay-based control when recovery ends.
 //!
 //! # DECISIONs
 //!
-//! 1. **η scaled by the ACK ratio** (digest): with delayed ACKs each ACK covers m packets and fewer
+//! 1. **η scaled by the ACK ratio**: with delayed ACKs each ACK covers m packets and fewer
 //!    samples arrive; the weight per ACK is 1 − (1 − η)^m, i.e. exactly m updates with the same sample
 //!    (≈ m·η for small η, never above 1). `eta_ack_scaling = false` uses η per ACK. `eta_max` = ¼ (paper;
 //!    the ns-2 module uses 1/256).
@@ -57,12 +58,14 @@
 //!    the transport is in recovery (estimation continues: timestamp RTT samples stay valid). "Impose a
 //!    minimum window" is read as: the halving never takes a large window below 16 packets [unverified].
 //!    After recovery one frozen RTT is measured before the next update.
-//! 7. **RTO**: cwnd = 1, ssthresh = max(FlightSize/2, 2) (RFC 5681, shared helper), start-up again.
+//! 7. **RTO**: cwnd = 1, ssthresh = max(min(FlightSize, cwnd)/2, 2) (RFC 5681, shared helper), start-up
+//!    again.
 //! 8. **Adaptive α** (`adaptive_alpha = true`): α = `alpha_ratio`·w while q < `alpha_zero_q`
 //!    (the "zero" threshold, default 0.75 ms, like `mi_threshold`), α = the constant otherwise;
 //!    `alpha_ratio` default 1 [no published value].
-//! 9. **Madison's α rule** (`alpha_rule = "madison"`, for EXPERIMENTS D3/D4): α = max(8, 2 × the maximum
-//!    throughput observed so far in packets/ms), the throughput measured over each RTT epoch of (2).
+//! 9. **Madison's α rule** (`alpha_rule = "madison"`, for D3/D4 in docs/experiments.md; Kola & Vernon
+//!    2007, §5.1): α = max(8, 2 × the maximum throughput observed so far in packets/ms), the throughput
+//!    measured over each RTT epoch of (2).
 //! 10. Defaults: α 200 packets [unverified; sized for 800 Mbit/s and 2000-packet buffers], γ ½; the
 //!     window is a float with a floor of 2 packets (ns-2). No update while the application, not the
 //!     window, limits the sender (the rule would otherwise grow w without bound at q = 0).

@@ -1,6 +1,6 @@
 //! TCP Hybla (C. Caini, R. Firrincieli, "TCP Hybla: a TCP enhancement for heterogeneous networks",
-//! Int. J. Satellite Communications and Networking 22(5), 2004). Digest: `ALGORITHMS.md` §1; notes in
-//! `docs/algorithms/hybla.md`.
+//! Int. J. Satellite Communications and Networking 22(5), 2004; docs/algorithms/papers.md). Notes and
+//! DECISIONs: `docs/algorithms/hybla.md`.
 //!
 //! Hybla makes a long-RTT flow grow, per unit of *time*, as fast as a Reno flow with the reference RTT
 //! RTT0 does: with ρ = RTT/RTT0 (at least 1),

@@ -1,5 +1,5 @@
 //! TCP Libra: G. Marfia, C. Palazzi, G. Pau, M. Gerla, M. Y. Sanadidi and M. Roccetti, "TCP Libra:
-//! exploring RTT-fairness for TCP", UCLA CSD TR050037, 2005 (`seeds/003`). Digest: `ALGORITHMS.md` §4;
+//! exploring RTT-fairness for TCP", UCLA CSD TR050037, 2005 (docs/algorithms/papers.md); equations,
 //! notes and every DECISION also in `docs/algorithms/libra.md`.
 //!
 //! # Equations (numbers as in the paper)
@@ -22,7 +22,7 @@
 //! 1. **T in the window rules = the smoothed RTT** (RFC 6298 SRTT, seconds); T(t) in the penalty = the
 //!    latest RTT sample (the paper's "instantaneous round-trip time"); Tmin/Tmax = the minimum/maximum
 //!    RTT samples seen on the connection.
-//! 2. **C in Mbit/s** (digest): (59) at 622 Mbit/s and tens-of-ms RTTs puts k2 = 2 near the stability
+//! 2. **C in Mbit/s**: (59) at 622 Mbit/s and tens-of-ms RTTs puts k2 = 2 near the stability
 //!    border and k2 = 12 inside only for Mbit/s-scale units (bit/s or packets/s would make even k2 = 12
 //!    unstable); Mbit/s makes Libra's equilibrium resemble a Reno flow of RTT ≈ 71 ms/√P at 100 Mbit/s,
 //!    consistent with its friendliness results against 40/160 ms NewReno flows.
@@ -34,7 +34,7 @@
 //!    the dispersion (underestimate C), so the estimate is the **maximum of the last `pair_window`
 //!    (16) samples**; the window lets a route change to a slower path be followed. Pairs whose first
 //!    packet's ACK went missing (loss) are skipped.
-//! 4. **Before the first estimate α = 1** (digest); S = 0 and C_est = 0 are reported until then.
+//! 4. **Before the first estimate α = 1**; S = 0 and C_est = 0 are reported until then.
 //!    `capacity_mbps` > 0 fixes C instead of estimating it (for experiments that want the paper's
 //!    "known capacity" setting).
 //! 5. **Tmax = Tmin → P = 1** (no delay spread seen yet: no evidence of congestion).

@@ -1,10 +1,10 @@
 //! TCP MaxNet, the source (sender) algorithm.
 //!
-//! Source: M. Suchara, "TCP MaxNet: background, algorithms, implementation and experiments", Caltech
-//! B.S. thesis, 2006 (`seeds/001_…`): §3.2 and Fig. 5 (source pseudocode), eq. 8 (demand function),
-//! eq. 9 (ξ update), eq. 10 (ξ fixed point), §4.3 (parameters), §4.5 (price averaging, eq. 12 baseRTT
-//! correction). The router is [`crate::aqm::maxnet`], the wire fields [`crate::maxnet_wire`]. Digest:
-//! `ALGORITHMS.md` §5; user notes: `docs/algorithms/maxnet.md`.
+//! Source: M. Suchara, "TCP MaxNet: background, algorithms, implementation and experiments", Caltech B.S.
+//! thesis, 2006 (docs/algorithms/papers.md): §3.2 and Fig. 5 (source pseudocode), eq. 8 (demand
+//! function), eq. 9 (ξ update), eq. 10 (ξ fixed point), §4.3 (parameters), §4.5 (price averaging, eq. 12
+//! baseRTT correction). The router is [`crate::aqm::maxnet`], the wire fields [`crate::maxnet_wire`].
+//! Notes, equations and DECISIONs: `docs/algorithms/maxnet.md`.
 //!
 //! # Equations
 //!
@@ -28,7 +28,7 @@
 //!    QuickStart for good.
 //! 3. **Price**: cwnd = PriceWnd.
 //!
-//! # DECISIONS (ALGORITHMS.md §5, and ours marked "ours")
+//! # DECISIONS (docs/algorithms/maxnet.md, "Source DECISIONS"; ours marked "ours")
 //!
 //! * **Step-4 test**: with cwnd := QSWnd the literal `QSWnd < cwnd` never holds; we read it as "the sender
 //!   is window-limited, not application-limited" (`!app_limited`). `qs_literal_test = true` restores the

@@ -1,6 +1,6 @@
 //! TCP Westwood+ (S. Mascolo, L. A. Grieco, R. Ferorelli, P. Camarda, G. Piscitelli, "Performance
 //! evaluation of Westwood+ TCP congestion control", Performance Evaluation 55, 2004; Linux
-//! `tcp_westwood.c`). Digest: `ALGORITHMS.md` §1; notes in `docs/algorithms/westwood.md`.
+//! `tcp_westwood.c`; docs/algorithms/papers.md). Notes and DECISIONs: `docs/algorithms/westwood.md`.
 //!
 //! Reno's increase, but after a loss the window is set from what the path was seen to deliver rather
 //! than halved: ssthresh = BWE·RTT_min (packets), cwnd = ssthresh after three duplicate ACKs, cwnd = 1

@@ -2,8 +2,9 @@
 //!
 //! Source: M. Suchara, "TCP MaxNet: background, algorithms, implementation and experiments", Caltech
 //! B.S. thesis, 2006, §3.1 (price calculation, eq. 7; QuickStart rate), §4.2 (router parameters, p_min
-//! eq. 11). The thesis's router pseudocode (its Fig. 4) is missing from the seed, so the router is
-//! reconstructed from the prose, as ALGORITHMS.md §5 describes. Encoding: [`crate::maxnet_wire`].
+//! eq. 11); full reference in docs/algorithms/papers.md. The thesis's router pseudocode (its Fig. 4) is
+//! missing from the text available to the project, so the router is reconstructed from the prose
+//! (docs/algorithms/maxnet.md, "Router"). Encoding: [`crate::maxnet_wire`].
 //!
 //! # What the router does
 //!
@@ -21,8 +22,9 @@
 //!
 //! # DECISIONS
 //!
-//! * **Units of eq. 7** (ALGORITHMS.md): the equation as printed adds bits (y) and bit/s (μC); we integrate
-//!   y − μ·C·dt per interval of length dt, which makes p = V/C for a virtual queue V served at μ·C.
+//! * **Units of eq. 7** (docs/algorithms/maxnet.md, Router DECISION 1): the equation as printed adds bits
+//!   (y) and bit/s (μC); we integrate y − μ·C·dt per interval of length dt, which makes p = V/C for a
+//!   virtual queue V served at μ·C.
 //! * **Clamp at p_min**: the stored price never goes below p_min = −T·ln(C/x_max) (eq. 11). The thesis only
 //!   says p_min is the lowest price *signalled*; clamping the state as well keeps an idle link from
 //!   accumulating a large negative credit that would delay its reaction when load arrives.

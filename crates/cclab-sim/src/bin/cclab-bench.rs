@@ -2,12 +2,12 @@
 //! in Rust, runs it, and prints events/s, bottleneck packets/s and peak RSS.
 //!
 //! ```text
-//! cargo run --profile dist -p cclab-sim --bin cclab-bench -- a          # issue 2/5 scenario (a)
+//! cargo run --profile dist -p cclab-sim --bin cclab-bench -- a          # scenario (a)
 //! cargo run --profile dist -p cclab-sim --bin cclab-bench -- b          # scenario (b)
 //! cargo run --profile dist -p cclab-sim --bin cclab-bench -- custom --flows 1000 --rate 10e9 --rtt 0.1 --duration 100
 //! ```
 //!
-//! Scenarios (issue 2 item 7, issue 5):
+//! Scenarios (targets and measured results in docs/performance.md):
 //!   a: 10 NewReno flows, 100 Mbit/s, 100 ms RTT, BDP buffer, 60 s
 //!   b: 100 NewReno flows, 622 Mbit/s (30 at 16 ms, 50 at 60 ms, 20 at 180 ms), 500-packet buffer, 100 s
 //! Both use the `bench/run.py` settings: starts uniform in [0, 1] s, measure window from min(10 s, T/2),

@@ -1,5 +1,5 @@
 //! TCP-Madison: G. Kola and M. K. Vernon, "Target bandwidth sharing using endhost measures", Performance
-//! Evaluation 64 (2007) (`seeds/000_…`). Digest: `ALGORITHMS.md` §6; user notes and measured results:
+//! Evaluation 64 (2007) (docs/algorithms/papers.md). Equations, notes and measured results:
 //! `docs/algorithms/madison.md`.
 //!
 //! A rate-based sender: packets are paced at S_target with a window too large to bind. S_target is the
@@ -35,7 +35,7 @@
 //! 4. A probe ACK later than send time + RTT_avg + desired spacing quiesces the sender until the next ACK
 //!    or the RTO (DECISION 8).
 //!
-//! # DECISIONs (ALGORITHMS.md §6 and ours; each also in docs/algorithms/madison.md)
+//! # DECISIONs (each also in docs/algorithms/madison.md, "DECISIONs")
 //! 1. **ACK request** = the PROBE and ACK_NOW flags of our header; the receiver still ACKs every packet
 //!    (it may, §4.1), and only ACKs whose echoed flags carry PROBE feed RTT_avg. RTT_min takes every RTT
 //!    sample the flow gets (probes, pairs, ordinary ACKs): it is a minimum, more samples only sharpen it.
