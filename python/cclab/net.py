@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from .runner import Result, _add_rates, _frame, build_summary
-from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioError, _show
+from .errors import ScenarioError, show
+from .scenario import KERNEL_CCS, Dumbbell, Scenario
 from .units import parse_rate
 
 ScenarioLike = Union[Scenario, dict, str, Path]
@@ -115,19 +116,19 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
         for f in spec["flows"]:
             if f["cc"].startswith("kernel:") and f["group"] not in seen:
                 seen.add(f["group"])
-                errors.append((f"flows[{f['group']}].cc", f"{_show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
+                errors.append((f"flows[{f['group']}].cc", f"{show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
                                                           "loopback mode runs our transport only"))
     topo = sc.topology
     if not isinstance(topo, Dumbbell):
         errors.append(("topology.kind", f"the real datapath runs a dumbbell only (two hosts, one bottleneck), "
-                                        f"got {_show(topo.kind)}; allowed: \"dumbbell\""))
+                                        f"got {show(topo.kind)}; allowed: \"dumbbell\""))
     else:
         for name, link in (("topology.bottleneck", topo.bottleneck), ("topology.reverse", topo.reverse)):
             if link is not None and parse_rate(link.rate) > MAX_RATE_BPS:
                 errors.append((f"{name}.rate", f"must be <= 200 Mbit/s on the real datapath (the measured limit "
-                                               f"of this machine, docs/real-datapath.md), got {_show(link.rate)}"))
+                                               f"of this machine, docs/real-datapath.md), got {show(link.rate)}"))
     for i, t in enumerate(sc.traffic):
-        errors.append((f"traffic[{i}].kind", f"cross traffic ({_show(t.kind)}) is simulator-only; the real datapath "
+        errors.append((f"traffic[{i}].kind", f"cross traffic ({show(t.kind)}) is simulator-only; the real datapath "
                                              "runs the scenario's flows only (allowed: no [[traffic]])"))
     if sc.trace_packets:
         errors.append(("trace_packets", "the per-packet trace is simulator-only; allowed on the real datapath: false"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any, Callable
 
 _NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$")
 
@@ -97,3 +98,44 @@ def parse_buffer(value: object) -> tuple[str, float]:
         except UnitError:
             raise UnitError(f'must be a packet count (500 or "500p"), a size ("375KB") or "BDP"/"2BDP", got {_q(value)}') from None
     return ("pkts", _number(value, "buffer"))
+
+
+# ---- field checks for the scenario model (pydantic validators: the ValueError's message is the field's) ----
+
+def bounded(parse: Callable[[object], float], strict: bool) -> Callable[[Any], Any]:
+    """A field validator: parse the quantity (unit errors become field errors) and require > 0
+    (``strict``) or >= 0. None passes (an optional field left out)."""
+
+    def check(v: Any) -> Any:
+        if v is None:
+            return v
+        try:
+            x = parse(v)
+        except UnitError as e:
+            raise ValueError(str(e)) from None
+        if (x <= 0) if strict else (x < 0):
+            raise ValueError(f"must be {'>' if strict else '>='} 0, got {json.dumps(v)}")
+        return v
+
+    return check
+
+
+def positive(parse: Callable[[object], float]) -> Callable[[Any], Any]:
+    """A field validator: the quantity ``parse`` reads must be > 0."""
+    return bounded(parse, strict=True)
+
+
+def nonneg(parse: Callable[[object], float]) -> Callable[[Any], Any]:
+    """A field validator: the quantity ``parse`` reads must be >= 0."""
+    return bounded(parse, strict=False)
+
+
+def check_buffer(v: Any) -> Any:
+    """A field validator: a buffer (:func:`parse_buffer`) that holds more than nothing."""
+    try:
+        _, x = parse_buffer(v)
+    except UnitError as e:
+        raise ValueError(str(e)) from None
+    if not x > 0:
+        raise ValueError(f"must be > 0, got {json.dumps(v)}")
+    return v
