@@ -4,7 +4,7 @@ A scenario is resolved exactly as for the simulator (:meth:`Scenario.to_spec`), 
 real datapath can do (a dumbbell, rates ≤ 200 Mbit/s, no cross traffic, …), and handed as JSON to the
 ``cclab-net`` binary (crates/cclab-net), which builds two network namespaces with a userspace link
 emulator between them and runs the flows on real sockets in real time. Its result becomes the same
-:class:`~cclab.runner.Result` as a simulation — summary.json with the same keys (``net`` in place of
+:class:`~cclab.results.Result` as a simulation — summary.json with the same keys (``net`` in place of
 ``sim``), timeseries.parquet with the same columns, the same plots — so one command compares the two.
 
 Without root (or namespaces), ``loopback=True`` / ``cclab net run --loopback`` runs our transport on
@@ -30,12 +30,11 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from .runner import Result, _add_rates, _frame, build_summary
+from .progress import Progress
+from .results import Result, build_summary, flow_table, frame, link_table
 from .errors import ScenarioError, show
-from .scenario import KERNEL_CCS, Dumbbell, Scenario
+from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
 from .units import parse_rate
-
-ScenarioLike = Union[Scenario, dict, str, Path]
 
 # The measured limit of the 2-core machine (docs/real-datapath.md): at 200 Mbit/s the emulator and the
 # TCP stacks keep one core busy. crates/cclab-net/src/run.rs enforces the same number.
@@ -143,14 +142,6 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
     return spec
 
 
-def _as_scenario(s: ScenarioLike) -> Scenario:
-    if isinstance(s, Scenario):
-        return s
-    if isinstance(s, dict):
-        return Scenario.from_dict(s, datapath="net")
-    return Scenario.load(s, datapath="net")
-
-
 def run(
     scenario: ScenarioLike,
     out: Optional[Union[str, Path]] = None,
@@ -166,7 +157,7 @@ def run(
     the real datapath cannot run, :class:`NetUnavailable` when it cannot run here, and
     :class:`NetInterrupted` (carrying the partial result) on Ctrl-C. ``loopback``: no namespaces, no root —
     our transport on 127.0.0.1 through the emulator as a UDP relay (kernel TCP is refused)."""
-    sc = _as_scenario(scenario)
+    sc = as_scenario(scenario, datapath="net")
     spec = validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
     binary = _need_binary()
     with tempfile.TemporaryDirectory(prefix="cclab-net-") as tmp:
@@ -180,7 +171,7 @@ def run(
                                     stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
                                     preexec_fn=_die_with_parent)
             interrupted = False
-            bar = _Progress(spec["duration"]) if progress else None
+            bar = Progress(spec["duration"], "real run") if progress else None
             try:
                 assert proc.stdin is not None
                 proc.stdin.write(json.dumps(spec).encode())
@@ -229,29 +220,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass  # not Linux: nothing to arrange (cclab-net runs only on Linux anyway)
-
-
-class _Progress:
-    """A progress bar over the run's (real) time, shown once a run has lasted 2 s."""
-
-    def __init__(self, duration: float):
-        self.duration, self.t0, self.bar, self.task = duration, time.monotonic(), None, None
-
-    def update(self, t: float) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.t0 < 2.0:
-                return
-            from rich.progress import BarColumn, Progress, TextColumn
-
-            self.bar = Progress(TextColumn("real run"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
-                                transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("net", total=self.duration)
-        self.bar.update(self.task, completed=t)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def _stop_child(proc: subprocess.Popen) -> None:
@@ -318,7 +286,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
         }
         for k, v in s["state"].items():
             cols[k] = np.asarray(v + [np.nan] * (n - len(v)), dtype=float)
-        frows.append(_frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "flow"))
+        frows.append(frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "flow"))
     sim_links, lrows = [], []
     for l, ls in zip(raw["links"], spec["links"]):
         s = l["series"]
@@ -351,16 +319,9 @@ def from_raw(raw: dict, spec: dict) -> Result:
                 "random_losses": s["random_losses"], "arrivals": s["arrivals"], "tx_bytes": s["departure_bytes"]}
         for k, v in s["state"].items():
             cols[k] = np.asarray(v, dtype=float)
-        lrows.append(_frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))
-    flows = pd.concat(frows, ignore_index=True) if frows else pd.DataFrame()
-    flows = _add_rates(flows, "flow", "delivered_bytes")
-    for col in ("srtt", "min_rtt"):
-        if col in flows:  # 0 = no RTT sample yet, as in the simulator's series
-            flows[col] = flows[col].where(flows[col] > 0)
-    links = pd.concat(lrows, ignore_index=True) if lrows else pd.DataFrame()
-    if not links.empty:
-        links = _add_rates(links, "link", "tx_bytes")
-        links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec["links"])})
+        lrows.append(frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))
+    flows = flow_table(pd.concat(frows, ignore_index=True) if frows else pd.DataFrame())
+    links = link_table(pd.concat(lrows, ignore_index=True) if lrows else pd.DataFrame(), spec)
     fwd = [l["counters"] for l in raw["links"]]
     injected = sum(c["arrivals"] for c in fwd)
     dropped = sum(c["queue_drops"] + c["random_drops"] for c in fwd)

@@ -300,6 +300,20 @@ class Scenario(_Model):
         return spec
 
 
+# What ``cclab.run`` and ``cclab.net.run`` accept as a scenario.
+ScenarioLike = Union[Scenario, dict, str, Path]
+
+
+def as_scenario(s: ScenarioLike, datapath: str = "sim") -> Scenario:
+    """``s`` if it is a :class:`Scenario`, else validated from a dict or loaded from a TOML file, for
+    ``datapath``."""
+    if isinstance(s, Scenario):
+        return s
+    if isinstance(s, dict):
+        return Scenario.from_dict(s, datapath=datapath)
+    return Scenario.load(s, datapath=datapath)
+
+
 class _Resolver:
     """Resolves a validated scenario into the run spec for ``datapath``, appending every problem found
     to ``errors`` (``to_spec`` raises them together)."""

@@ -18,7 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..runner import Result, run as _run
+from ..results import Result
+from ..runner import run as _run
 from ..scenario import tomllib  # tomli before Python 3.11
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..metrics import jain, responsiveness_index, stability_index
-from ..runner import Result
+from ..results import Result
 
 
 def _grown(table, key: str, ident: int, counter: str, t0: float, t1: float) -> float:
