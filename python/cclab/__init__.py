@@ -9,7 +9,7 @@ from .results import Result
 from .runner import run
 from .scenario import Scenario, ScenarioError
 
-__all__ = ["Scenario", "ScenarioError", "Result", "run", "metrics", "algorithms", "queues"]
+__all__ = ["Result", "Scenario", "ScenarioError", "algorithms", "metrics", "queues", "run"]
 
 
 def algorithms() -> list[str]:

@@ -30,9 +30,9 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
+from .errors import ScenarioError, show
 from .progress import Progress
 from .results import Result, build_summary, flow_table, frame, link_table
-from .errors import ScenarioError, show
 from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
 from .units import parse_rate
 
@@ -300,7 +300,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
             qd = np.asarray(s["queue_bytes"][a:b + 1], dtype=float) * 8.0 / ls["rate_bps"]
             mean_qd, p95_qd = float(qd.mean()), float(np.percentile(qd, 95))
         else:
-            d = {k: 0.0 for k in cum}
+            d = dict.fromkeys(cum, 0.0)
             mean_qd = p95_qd = 0.0
         sim_links.append({
             # cclab-net's window `drops` include random losses; the simulator's are queue drops only.

@@ -30,8 +30,7 @@ from pydantic import (
 )
 
 from . import _native
-from .errors import ScenarioError
-from .errors import flatten as _flatten, show as _show  # this module's names for them
+from .errors import ScenarioError, flatten as _flatten, show as _show  # _flatten, _show: this module's names
 from .topology import resolver
 from .units import UnitError, check_buffer, nonneg, parse_buffer, parse_rate, parse_size, parse_time, positive
 
@@ -243,7 +242,7 @@ class Scenario(_Model):
 
     @classmethod
     def model_validate(cls, obj: Any, *, strict: Optional[bool] = None, from_attributes: Optional[bool] = None,
-                       context: Optional[Any] = None, datapath: str = "sim", **kwargs: Any) -> "Scenario":
+                       context: Optional[Any] = None, datapath: str = "sim", **kwargs: Any) -> Scenario:
         """Validates a scenario dict completely: the model (keys, types, units) and then everything that
         needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters). Every problem
         is reported at once in one :class:`ScenarioError`. ``datapath="net"`` validates for the real
@@ -256,14 +255,14 @@ class Scenario(_Model):
         return sc
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], datapath: str = "sim") -> "Scenario":
+    def from_dict(cls, data: dict[str, Any], datapath: str = "sim") -> Scenario:
         """Same as :meth:`model_validate`."""
         if not isinstance(data, dict):
             raise ScenarioError([("", f"a scenario is a table (dict), got {type(data).__name__}")])
         return cls.model_validate(data, datapath=datapath)
 
     @classmethod
-    def from_toml(cls, text: str, datapath: str = "sim") -> "Scenario":
+    def from_toml(cls, text: str, datapath: str = "sim") -> Scenario:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -271,7 +270,7 @@ class Scenario(_Model):
         return cls.from_dict(data, datapath=datapath)
 
     @classmethod
-    def load(cls, path: Union[str, Path], datapath: str = "sim") -> "Scenario":
+    def load(cls, path: Union[str, Path], datapath: str = "sim") -> Scenario:
         p = Path(path)
         try:
             text = p.read_text()
@@ -433,7 +432,7 @@ class _Resolver:
 
     def _check_window(self, field: str, start: Any, stop: Any, duration: float) -> bool:
         """A flow or traffic source must start before the run ends and stop after it starts."""
-        lo, hi = (start if isinstance(start, (list, tuple)) else (start, start))
+        _, hi = (start if isinstance(start, (list, tuple)) else (start, start))
         if parse_time(hi) >= duration:
             self.err(f"{field}.start", f"must be < duration ({duration:g} s), got {_show(start)}")
             return False
@@ -442,7 +441,8 @@ class _Resolver:
             return False
         return True
 
-    def _transport(self, base: Transport, override: Optional[dict[str, Any]], field: str, packet_size: int):
+    def _transport(self, base: Transport, override: Optional[dict[str, Any]], field: str,
+                   packet_size: int) -> Optional[dict[str, Any]]:
         data = base.model_dump()
         if override:
             data.update(override)

@@ -32,9 +32,12 @@ import re
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .scenario import Scenario, ScenarioError, tomllib  # tomllib: tomli before Python 3.11
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[(?:\d+|\*)\])*)$")
 
@@ -196,7 +199,7 @@ def finished(out: Path) -> set[str]:
     return {d.name for d in runs.iterdir() if not d.name.endswith(".partial") and (d / "point.json").exists()}
 
 
-def table(out: Path):
+def table(out: Path) -> pd.DataFrame:
     """The results table of every finished run under ``out`` (pandas DataFrame)."""
     import pandas as pd
 
@@ -218,7 +221,7 @@ def table(out: Path):
 
 
 def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,
-        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None):
+        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None) -> pd.DataFrame:
     """Runs every unfinished point of ``sweep_file`` into ``out``; returns the results table.
 
     Ctrl-C (KeyboardInterrupt) stops submitting, lets the running runs finish or be cancelled, writes the

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any, Callable
 
 _NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$")
@@ -33,7 +34,7 @@ class UnitError(ValueError):
     """A quantity that cannot be parsed; the message says what is allowed."""
 
 
-def _split(value: str, what: str, units: dict[str, float]) -> tuple[float, str]:
+def _split(value: str, what: str, units: Mapping[str, float]) -> tuple[float, str]:
     m = _NUM.match(value)
     if not m:
         raise UnitError(f"must be a {what} like {_example(units)}, got {_q(value)}")
@@ -45,7 +46,7 @@ def _split(value: str, what: str, units: dict[str, float]) -> tuple[float, str]:
     return num, unit
 
 
-def _example(units: dict[str, float]) -> str:
+def _example(units: Mapping[str, float]) -> str:
     return {id(_RATE): '"100Mbps"', id(_TIME): '"40ms"', id(_SIZE): '"1500B"'}.get(id(units), "")
 
 
