@@ -201,7 +201,8 @@ class GraphResolver(TopologyResolver):
         if len(self.nodes) != len(topo.nodes):
             err("topology.nodes", "node names must be unique")
         # node -> [(neighbour, directional link id, delay)]
-        self.adj: dict[int, list[tuple[int, int, float]]] = {i: [] for i in range(len(self.nodes))}
+        # (keyed by the nodes' ids: with a name listed twice they are not 0..len(nodes) - 1)
+        self.adj: dict[int, list[tuple[int, int, float]]] = {i: [] for i in self.nodes.values()}
         for k, l in enumerate(topo.links):
             for end in ("src", "dst"):
                 if getattr(l, end) not in self.nodes:
