@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-process benchmarks of the simulator, against ns-3 3.37 on the same scenario in the same run.
 
-Scenarios (issue 2 item 7, issue 5):
+Scenarios (results and targets in docs/performance.md):
   a: 10 NewReno flows, 100 Mbit/s, 100 ms RTT, BDP buffer, 60 s
   b: 100 NewReno flows at 622 Mbit/s (30 at 16 ms, 50 at 60 ms, 20 at 180 ms), 500-packet buffer, 100 s
 

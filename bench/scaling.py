@@ -1,7 +1,8 @@
-"""Cost of a simulation vs its size (issue 5): NewReno dumbbells at 10/100/1000 flows and 100 Mbit/s,
-1 Gbit/s and 10 Gbit/s, 100 ms RTT, 500-packet drop-tail buffer, 100 s simulated, through the engine-only
-benchmark binary (``cclab-bench custom``; whole process, no Python). Prints a Markdown table of wall time,
-peak memory, packets and nanoseconds per bottleneck packet, and writes bench/out/scaling.json.
+"""Cost of a simulation vs its size (docs/performance.md, "Cost vs size"): NewReno dumbbells at
+10/100/1000 flows and 100 Mbit/s, 1 Gbit/s and 10 Gbit/s, 100 ms RTT, 500-packet drop-tail buffer,
+100 s simulated, through the engine-only benchmark binary (``cclab-bench custom``; whole process, no
+Python). Prints a Markdown table of wall time, peak memory, packets and nanoseconds per bottleneck
+packet, and writes bench/out/scaling.json.
 
     python bench/scaling.py [--duration 100] [--flows 10,100,1000] [--rates 100e6,1e9,10e9]
 

@@ -18,7 +18,8 @@ def test_stub_matches_native_module():
     # the functions take the parameters the stub says, in order
     stub = ast.parse((Path(cclab.__file__).parent / "_native.pyi").read_text())
     funcs = {n.name: [a.arg for a in n.args.args] for n in stub.body if isinstance(n, ast.FunctionDef)}
-    names = set(funcs) | {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
+    classes = {n.name for n in stub.body if isinstance(n, ast.ClassDef)}
+    names = set(funcs) | classes | {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
     public = {n for n in dir(_native) if not n.startswith("_")} | {"__version__"}
     assert names == public
     for name, params in funcs.items():
@@ -29,3 +30,22 @@ def test_registry_names_come_from_rust():
     assert cclab.algorithms() == list(_native.sender_names())
     assert {"newreno", "reno", "sack"} <= set(cclab.algorithms())
     assert {"droptail", "red"} <= set(cclab.queues())
+
+
+def test_native_errors_carry_field_and_message():
+    assert issubclass(_native.SpecError, ValueError)
+    try:
+        _native.validate_sender("no-such-cc", "{}")
+    except _native.SpecError as e:
+        assert e.field == "cc" and e.message.startswith("unknown algorithm")
+        assert str(e) == f"cc: {e.message}"
+    else:
+        raise AssertionError("no SpecError")
+
+
+def test_limits_come_from_rust():
+    from cclab import scenario
+
+    lim = _native.limits()
+    assert lim == {"max_series_rows": 10_000_000, "max_flow_count": 100_000, "max_delayed_ack": 64, "seed_limit": 2**63}
+    assert scenario.MAX_SERIES_ROWS == lim["max_series_rows"]

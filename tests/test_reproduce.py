@@ -50,8 +50,8 @@ def test_m2_numbers_match_an_independent_computation():
     got = lambda i, t: float(f.loc[(f["flow"] == i) & ((f["t"] - t).abs() < 1e-9), "delivered_bytes"].iloc[0])
     j = jain([got(i, 13.5) - got(i, 10.0) for i in (0, 1)])
     assert rep.claims[2].measured.startswith(f"Jain {j:.4f}")
-    # The claims the thesis makes and our MaxNet meets (issue 3 asserts the same behaviour): μ alone,
-    # equal halves, queue ≈ 0 with no drops.
+    # The claims the thesis makes and our MaxNet meets (the simulator test of docs/experiments.md M1 asserts
+    # the same behaviour): μ alone, equal halves, queue ≈ 0 with no drops.
     assert [rep.claims[i].holds for i in (0, 2, 4)] == [True, True, True]
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cross-check cclab's simulator against ns-3 3.37 on identical dumbbells (issue 4, EXPERIMENTS.md §6).
+"""Cross-check cclab's simulator against ns-3 3.37 on identical dumbbells (docs/experiments.md, "Cross-checks").
 
 Runs both simulators on three dumbbells -- 2 flows at the same RTT; 4 flows at 40/160 ms; 10 flows at
 100 ms -- all on 100 Mbit/s with a BDP drop-tail buffer, matched MSS (1448 B + 52 B headers), initial

@@ -103,7 +103,7 @@ def algorithms() -> None:
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
-    EXPERIMENTS are ids from EXPERIMENTS.md (F2, M2, B1, L4, L5, D2, D3) or `all`; none lists them.
+    EXPERIMENTS are ids from docs/experiments.md (F2, M2, B1, L4, L5, D2, D3) or `all`; none lists them.
     A claim that does not hold is a finding, not an error: the exit code is 0 once the runs are done."""
     from . import reproduce as rp
 
@@ -153,21 +153,27 @@ def _print_report(rep: Report) -> None:
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
 @click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
 @click.option("--plots", is_flag=True, help="also write each run's PNG plots")
-def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool) -> None:
+@click.option("--force", is_flag=True, help="run into --out even if it holds a different sweep")
+def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool,
+          force: bool) -> None:
     """Run SWEEP_FILE (a scenario over a grid of settings and seeds); resumes where it stopped.
 
     Writes runs/<id>/ per run and results.csv / results.parquet (one row per run); prints the mean over
-    seeds of each grid point. See docs/sweep.md."""
+    seeds of each grid point. Exit code 2: bad input, or --out holds a different sweep; 1: some runs failed
+    (the others are kept); 130: Ctrl-C. See docs/sweep.md."""
     from rich.progress import Progress
 
     from . import sweep as sw
 
     out = out or Path("results") / sweep_file.stem
+    failed = None
     with Progress(transient=True) as bar:
         task = bar.add_task("sweep", total=None)
         try:
-            t = sw.run(sweep_file, out, workers=workers, scheduler=scheduler, plots=plots,
+            t = sw.run(sweep_file, out, workers=workers, scheduler=scheduler, plots=plots, force=force,
                        on_done=lambda n, total: bar.update(task, completed=n, total=total))
+        except sw.RunsFailed as e:  # the other runs are finished and in the table; exit 1 after it
+            failed, t = e, e.table
         except ScenarioError as e:
             _fail(e)
             return
@@ -176,7 +182,11 @@ def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], schedul
                        "to resume", err=True)
             sys.exit(130)
     _print_sweep(t)
-    click.echo(f"wrote {out}/results.csv, results.parquet and runs/ ({len(t)} runs)")
+    click.echo(f"wrote {out}/results.csv, results.parquet and runs/ ({len(t)} runs)" if len(t) else
+               f"no finished runs: no results.csv in {out}")
+    if failed:
+        click.echo(f"error: {failed}", err=True)
+        sys.exit(1)
 
 
 def _print_sweep(t: pd.DataFrame) -> None:

@@ -2,8 +2,8 @@
 
 * :func:`jain` — Jain's fairness index (Σx)² / (n·Σx²).
 * :func:`asymmetry` — Libra's asymmetry index A = (x̄1 − x̄2)/(x̄1 + x̄2).
-* :func:`stability_index` / :func:`responsiveness_index` — FAST TCP (Jin, Wei & Low, INFOCOM 2004) §VI,
-  EXPERIMENTS.md §1.
+* :func:`stability_index` / :func:`responsiveness_index` — FAST TCP (Jin, Wei & Low, INFOCOM 2004) §VI;
+  definitions in docs/experiments.md, "F: FAST TCP".
 * :func:`utilization`, :func:`loss_rate`, :func:`p95` — link-level summaries.
 * :func:`throughput_samples` — per-flow goodput samples over an interval from a run's time series, the
   input of the FAST indices.

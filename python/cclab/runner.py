@@ -12,7 +12,7 @@ import pandas as pd
 from . import _native
 from .progress import Progress
 from .results import Result, build_summary, flow_table, frame, link_table
-from .scenario import ScenarioError, ScenarioLike, _split_native, as_scenario
+from .scenario import ScenarioError, ScenarioLike, as_scenario
 
 __all__ = ["Result", "ScenarioLike", "run"]
 
@@ -39,11 +39,10 @@ def run(
     bar = Progress(spec["duration"], "simulating", decimals=1, eta=True) if progress else None
     try:
         raw_json, fcols, lcols = _native.run(json.dumps(spec), bar.update if bar else None)
-    except ValueError as e:
+    except _native.SpecError as e:
         # The simulator re-checks the resolved spec; anything it rejects that the scenario model let
         # through is reported the same way, naming the run-spec field (spec.json beside the results).
-        field, msg = _split_native(e)
-        raise ScenarioError([(f"run spec {field}", msg)]) from None
+        raise ScenarioError([(f"run spec {e.field}", e.message)]) from None
     finally:
         if bar:
             bar.close()

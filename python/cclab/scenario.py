@@ -58,8 +58,10 @@ def _param_type(v: Any) -> Any:
 Quantity = Annotated[Union[str, int, float], BeforeValidator(_quantity_type)]
 ParamValue = Annotated[Union[bool, int, float, str], BeforeValidator(_param_type)]
 
-# Above this many time-series rows (samples × (flows + links)) a run would need gigabytes of memory.
-MAX_SERIES_ROWS = 10_000_000
+# The run spec's limits, defined once in Rust (crates/cclab-spec/src/limits.rs). Above MAX_SERIES_ROWS
+# time-series rows (samples × (flows + links)) a run would need gigabytes of memory.
+_LIMITS = _native.limits()
+MAX_SERIES_ROWS = _LIMITS["max_series_rows"]
 
 
 class _Model(BaseModel):
@@ -69,7 +71,7 @@ class _Model(BaseModel):
 class Transport(_Model):
     mss: Quantity = "1448B"
     initial_cwnd: float = Field(10, gt=0)
-    delayed_ack: int = Field(1, ge=1, le=64)
+    delayed_ack: int = Field(1, ge=1, le=_LIMITS["max_delayed_ack"])
     delayed_ack_timeout: Quantity = "200ms"
     min_rto: Quantity = "200ms"
     sack: bool = True
@@ -158,7 +160,7 @@ def _start_type(v: Any) -> Any:
 
 class Flow(_Model):
     cc: str
-    count: int = Field(1, ge=1, le=100_000)
+    count: int = Field(1, ge=1, le=_LIMITS["max_flow_count"])
     rtt: Optional[Quantity] = None
     start: Annotated[Any, BeforeValidator(_start_type)] = 0
     stop: Optional[Quantity] = None
@@ -216,7 +218,7 @@ class Scenario(_Model):
 
     name: str = "scenario"
     duration: Quantity
-    seed: int = Field(1, ge=0, lt=2**63)
+    seed: int = Field(1, ge=0, lt=_LIMITS["seed_limit"])
     sample_interval: Quantity = "100ms"
     measure: Optional[tuple[Quantity, Quantity]] = None
     packet_size: Quantity = "1500B"
@@ -291,7 +293,7 @@ class Scenario(_Model):
         if errors:
             raise ScenarioError(errors)
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < _LIMITS["seed_limit"]:
                 raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {_show(seed)}")])
             spec["seed"] = seed
         if trace_packets is not None:
@@ -415,9 +417,8 @@ class _Resolver:
             params = cfg.params
             try:
                 _native.validate_queue(queue, json.dumps(params), parse_rate(cfg.rate), bp, bb, packet_size)
-            except ValueError as e:
-                f_, m_ = _split_native(e)
-                self.err(f"{field}.{'params.' + f_ if f_ != 'queue' else 'queue'}", m_)
+            except _native.SpecError as e:
+                self.err(f"{field}.{'params.' + e.field if e.field != 'queue' else 'queue'}", e.message)
             out_links.append({
                 "rate_bps": parse_rate(cfg.rate), "delay": parse_time(cfg.delay),
                 "buffer_pkts": bp, "buffer_bytes": bb, "queue": queue, "queue_params": params,
@@ -483,14 +484,5 @@ class _Resolver:
             return
         try:
             _native.validate_sender(f.cc, json.dumps(f.params), tr["mss"], tr["packet_size"], tr["initial_cwnd"])
-        except ValueError as e:
-            name, msg = _split_native(e)
-            self.err(f"{field}.cc" if name == "cc" else f"{field}.params.{name}", msg)
-
-
-def _split_native(e: ValueError) -> tuple[str, str]:
-    s = str(e)
-    if "\x1f" in s:
-        f, m = s.split("\x1f", 1)
-        return f, m
-    return "", s
+        except _native.SpecError as e:
+            self.err(f"{field}.cc" if e.field == "cc" else f"{field}.params.{e.field}", e.message)

@@ -13,9 +13,14 @@ A sweep file (TOML)::
 Each grid point × seed is one run, named by a hash of its scenario and seed. A run's results are written
 into ``OUT/runs/<id>.partial/``, renamed to ``OUT/runs/<id>/`` when complete (an atomic rename), so a
 run directory exists exactly when its run finished. Re-running the same sweep skips finished runs: an
-interrupted sweep (Ctrl-C, a crash, a lost cluster) resumes without losing or repeating any. The table of
-every finished run is ``OUT/results.csv`` (and ``results.parquet``): the grid values, the seed, and the
-summary's headline numbers, one column per flow's goodput.
+interrupted sweep (Ctrl-C, SIGKILL, a crash, a lost cluster) resumes without losing or repeating any. The
+process running a run holds its lock (``flock`` on ``OUT/runs/<id>.lock``, freed by the kernel when the
+holder dies), so no sweep starts a run that is finished or under way in another live process;
+local workers die with the sweep process (``PR_SET_PDEATHSIG`` on Linux). A run that fails (an exception, a
+Rust panic, its worker dying twice) is reported with a message and the others go on (``RunsFailed`` at
+the end). The table ``OUT/results.csv`` (and ``results.parquet``) has one row per finished run of this
+sweep: the grid values, the seed, and the summary's headline numbers, one column per flow's goodput. A
+folder holding a different sweep is refused unless ``force``. The contract in full: docs/sweep.md.
 
 Runs go to a pool of local processes (``workers``, default: the CPU count) or, with
 ``scheduler="tcp://host:8786"``, to a Dask cluster (``pip install "dask[distributed]"``) through its
@@ -24,12 +29,23 @@ the simulator is single-threaded and deterministic, so a run's result does not d
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import itertools
 import json
 import os
 import re
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -142,8 +158,9 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
     return base, seeds, grid
 
 
-def expand(base: dict, seeds: list[int], grid: dict[str, list]) -> list[Point]:
-    """Every grid point × seed, each validated as a scenario (ScenarioError names the grid key and value)."""
+def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool = True) -> list[Point]:
+    """Every grid point × seed, each validated as a scenario (ScenarioError names the grid key and value)
+    unless ``validate`` is false."""
     keys = list(grid)
     for k in keys:  # linked keys ("a, b") take one list of values per setting
         paths = [x.strip() for x in k.split(",")]
@@ -162,7 +179,8 @@ def expand(base: dict, seeds: list[int], grid: dict[str, list]) -> list[Point]:
                 except KeyError as e:
                     raise ScenarioError([(f"grid.{k}", e.args[0])]) from None
         try:
-            Scenario.from_dict(d)
+            if validate:
+                Scenario.from_dict(d)
         except ScenarioError as e:
             where = ", ".join(f"{k} = {v!r}" for k, v in values.items()) or "the base scenario"
             raise ScenarioError([(f"grid ({where}): {f}" if f else f"grid ({where})", m) for f, m in e.errors]) from None
@@ -172,39 +190,212 @@ def expand(base: dict, seeds: list[int], grid: dict[str, list]) -> list[Point]:
     return points
 
 
-def _run_one(point_json: str, out: str, plots: bool) -> str:
-    """Runs one point in a worker; returns its id. Everything is written into ``runs/<id>.partial/``,
-    which is renamed to ``runs/<id>/`` when complete (a directory rename is atomic): a run directory
-    exists exactly when the run finished."""
-    import shutil
+# --- Worker side -------------------------------------------------------------------------------------------
 
-    from .runner import run
+_POOL_WORKER = False  # True in a local pool worker (set by _worker_init): it may take over fd 2 during a run
+_STOP: Any = None  # in a local pool worker: the pool's Event, set on Ctrl-C (a run not yet started is skipped)
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_KEEP_STDERR = 20_000  # characters of a failed run's captured stderr kept in failed.json
 
+
+def _worker_init(parent: int, stop: Any = None) -> None:
+    """Initializer of every local pool worker: the worker dies with the sweep process, and leaves Ctrl-C to it.
+
+    On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel SIGKILL the worker as soon as its parent dies,
+    however the parent dies (SIGKILL included). The parent may have died between the fork and the prctl: the
+    worker has then been re-parented, ``getppid()`` is no longer ``parent``, and the worker exits at once.
+    Without prctl (not Linux), a daemon thread checks ``getppid()`` twice a second instead."""
+    global _POOL_WORKER, _STOP
+    _POOL_WORKER, _STOP = True, stop
+    # Ctrl-C in a terminal signals the whole process group; the sweep process decides (docs/sweep.md).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
+                               ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="cclab-sweep-parent-watch", daemon=True).start()
+
+
+class _Lock:
+    """The exclusive lock of one run: ``flock`` on ``runs/<id>.lock``, held by whichever process is running the
+    run. The kernel drops a flock lock when its holder dies, so a dead holder never blocks anyone. The holder
+    unlinks the file before releasing it; ``acquire`` checks that the file it locked is still the one at the
+    path (the holder it waited for may have unlinked it meanwhile) and retries otherwise."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd: Optional[int] = None
+
+    def acquire(self, block: bool = True) -> bool:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
+                try:
+                    st, mine = os.stat(self.path), os.fstat(fd)
+                    same = (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
+                except FileNotFoundError:
+                    same = False
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            except BaseException:
+                os.close(fd)
+                raise
+            if same:
+                self.fd = fd
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())  # who holds it, for people
+                return True
+            os.close(fd)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+            # Unlock explicitly: a child forked meanwhile shares the open file, and closing ours would not do.
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> "_Lock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+@contextmanager
+def _stderr_into(buf: list):
+    """In a local pool worker, fd 2 goes to a temporary file for the block, whose text is appended to ``buf``:
+    Rust's panic hook writes the panic's location (and with RUST_BACKTRACE a backtrace) there. Elsewhere (a Dask
+    worker runs tasks in threads sharing fd 2) nothing is redirected."""
+    if not _POOL_WORKER:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            try:
+                sys.stderr.flush()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                tmp.seek(0)
+                buf.append(tmp.read().decode(errors="replace"))
+
+
+_PANIC_AT = re.compile(r"panicked at (\S+?):?$", re.M)
+
+
+def _describe(e: BaseException, stderr: str = "") -> str:
+    """One message for a failed run: the exception's type and text (and where Rust panicked), no traceback."""
+    name = type(e).__name__
+    m = _PANIC_AT.search(stderr)
+    if m and name == "PanicException":
+        name += f" (Rust panic at {m.group(1)})"
+    return f"{name}: {e}" if str(e) else name
+
+
+def _run_one(point_json: str, out: str, plots: bool) -> tuple[str, str, str]:
+    """Runs one point (in a worker); returns ``(status, message, captured stderr)`` with status ``"done"`` (ran
+    and kept), ``"exists"`` (already finished, by another process), ``"failed"``, or ``"stopped"`` (the sweep
+    was interrupted before this run started: nothing done).
+
+    A failing run does not raise: any exception, a Rust panic included (pyo3's PanicException derives from
+    BaseException, and does not pickle), becomes a ``"failed"`` result made of strings. Under the run's lock
+    (``_Lock``): if ``runs/<id>/`` exists the run is finished and is not run again; otherwise it is written into
+    ``runs/<id>.partial/`` (emptied first: an attempt that was killed leaves one) and renamed to ``runs/<id>/``
+    when complete (a directory rename is atomic): a run directory exists exactly when the run finished."""
+    if _STOP is not None and _STOP.is_set():
+        return ("stopped", "", "")
     p = json.loads(point_json)
     runs = Path(out) / "runs"
-    part = runs / f"{p['id']}.partial"
-    shutil.rmtree(part, ignore_errors=True)  # left by an interrupted attempt
-    part.mkdir(parents=True)
-    res = run(p["scenario"], None, progress=False)
-    res.to_dir(part, plots=plots)
-    (part / "point.json").write_text(json.dumps(p, indent=1))
-    os.replace(part, runs / p["id"])
-    return p["id"]
+    runs.mkdir(parents=True, exist_ok=True)
+    final, part = runs / p["id"], runs / f"{p['id']}.partial"
+    err: list[str] = []
+    with _Lock(runs / f"{p['id']}.lock"):
+        if final.is_dir():
+            shutil.rmtree(part, ignore_errors=True)
+            return ("exists", "", "")
+        try:
+            shutil.rmtree(part, ignore_errors=True)
+            part.mkdir()
+            with _stderr_into(err):
+                from .runner import run
 
+                res = run(p["scenario"], None, progress=False)
+                res.to_dir(part, plots=plots)
+                (part / "point.json").write_text(json.dumps(p, indent=1))
+            try:
+                os.rename(part, final)
+            except OSError as e:  # finished meanwhile by a process that does not take the lock (an older cclab)
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
+                    raise
+                shutil.rmtree(part, ignore_errors=True)
+                return ("exists", "", "")
+        except BaseException as e:
+            shutil.rmtree(part, ignore_errors=True)
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            text = "".join(err)
+            return ("failed", _describe(e, text), text[-_KEEP_STDERR:])
+    if err and err[0]:
+        sys.stderr.write(err[0])  # a run that succeeded keeps its warnings
+    return ("done", "", "")
+
+
+# --- The sweep's side ---------------------------------------------------------------------------------------
 
 def finished(out: Path) -> set[str]:
+    """Ids of every finished run in ``out/runs`` (of this sweep or of another one run into the same folder)."""
     runs = Path(out) / "runs"
     if not runs.exists():
         return set()
     return {d.name for d in runs.iterdir() if not d.name.endswith(".partial") and (d / "point.json").exists()}
 
 
-def table(out: Path) -> pd.DataFrame:
-    """The results table of every finished run under ``out`` (pandas DataFrame)."""
+def _sweep_ids(out: Path) -> list[str]:
+    """The run ids of the sweep recorded in ``out/sweep.json``, in grid order (every finished run if none)."""
+    f = Path(out) / "sweep.json"
+    if not f.exists():
+        return sorted(finished(out))
+    meta = json.loads(f.read_text())
+    return [p.id for p in _unique(expand(meta["base"], meta["seeds"], meta["grid"], validate=False))]
+
+
+def table(out: Path, ids: Optional[list[str]] = None) -> pd.DataFrame:
+    """The results table of the sweep in ``out`` (pandas DataFrame): one row per finished run of that sweep (the
+    grid of its ``sweep.json``, or the runs ``ids``), in grid order. Runs of an earlier, different sweep left in
+    ``runs/`` are not in it."""
     import pandas as pd
 
+    have = finished(out)
     rows = []
-    for rid in sorted(finished(out)):
+    for rid in _sweep_ids(Path(out)) if ids is None else ids:
+        if rid not in have:
+            continue
         d = Path(out) / "runs" / rid
         p = json.loads((d / "point.json").read_text())
         s = json.loads((d / "summary.json").read_text())
@@ -220,53 +411,261 @@ def table(out: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,
-        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None) -> pd.DataFrame:
-    """Runs every unfinished point of ``sweep_file`` into ``out``; returns the results table.
+class RunsFailed(Exception):
+    """Raised by :func:`run` at the end of a sweep in which some runs failed. Every other run is finished and
+    in ``table``; ``failures`` holds one dict per failed run (``run``, ``values``, ``seed``, ``error``,
+    ``stderr``), also written to ``OUT/failed.json``. Running the sweep again retries the failed runs."""
 
-    Ctrl-C (KeyboardInterrupt) stops submitting, lets the running runs finish or be cancelled, writes the
-    table of what finished, and re-raises: nothing finished is lost, nothing unfinished is kept as done."""
-    base, seeds, grid = load(sweep_file)
-    points = expand(base, seeds, grid)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "sweep.json").write_text(json.dumps({"base": base, "seeds": seeds, "grid": grid}, indent=1))
-    done = finished(out)
-    todo = [p for p in points if p.id not in done]
-    total = len(points)
-    count = total - len(todo)
-    on_done(count, total)
-    executor: Executor
-    client = None
-    if scheduler:
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise ScenarioError([("--scheduler", "needs Dask: pip install \"dask[distributed]\"")]) from None
-        client = Client(scheduler)
-        executor = client.get_executor()
-    else:
-        executor = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
-    pending: set = set()
+    def __init__(self, failures: list[dict], table: Any, total: int, out: Path):
+        self.failures, self.table = failures, table
+        lines = [f"{_where(f)}: {f['error']}".replace("\n", "\n    ") for f in failures]
+        super().__init__(f"{len(failures)} of {total} runs failed (details in {out}/failed.json; the same command "
+                         "retries them):\n" + "\n".join(f"  {x}" for x in lines))
+
+
+def _where(f: dict) -> str:
+    return ", ".join([f"{k} = {v!r}" for k, v in f["values"].items()] + [f"seed {f['seed']}"])
+
+
+def _unique(points: list[Point]) -> list[Point]:
+    """The points with distinct ids (two grid settings may give the same scenario), first one kept."""
+    seen: set[str] = set()
+    return [p for p in points if not (p.id in seen or seen.add(p.id))]
+
+
+def _replace(path: Path, write: Callable[[Path], Any]) -> None:
+    """Writes ``path`` through a temporary file renamed over it: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        pending = {executor.submit(_run_one, json.dumps(p.__dict__), str(out), plots) for p in todo}
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _claim(out: Path, meta: dict, force: bool) -> None:
+    """Records the sweep in ``out/sweep.json``. A folder holding a different sweep (another base scenario, grid
+    or seeds) is refused with a ScenarioError unless ``force``; with ``force`` its tables are removed (they
+    belong to the other sweep) and its runs stay in runs/, reused where they coincide with this sweep's."""
+    out.mkdir(parents=True, exist_ok=True)
+    f = out / "sweep.json"
+    new = json.loads(json.dumps(meta))
+    old: Any = None
+    if f.exists():
+        try:
+            old = json.loads(f.read_text())
+        except (OSError, ValueError) as e:
+            old = e
+        if old != new and not force:
+            why = (f"its sweep.json cannot be read: {old}" if isinstance(old, Exception) else "its sweep.json has "
+                   + (", ".join(f"another {k}" for k in new if not isinstance(old, dict) or old.get(k) != new[k])
+                      or "another format"))
+            raise ScenarioError([("out", f"{out} holds a different sweep ({why}); give another --out, or pass "
+                                         "--force (force=True) to run this sweep there: the table then has only "
+                                         "this sweep's runs")])
+        if old != new:
+            for name in ("results.csv", "results.parquet", "failed.json"):
+                (out / name).unlink(missing_ok=True)
+    if old != new:
+        _replace(f, lambda tmp: tmp.write_text(json.dumps(meta, indent=1)))
+
+
+def _clean(out: Path) -> None:
+    """Removes what killed processes left: ``.partial`` folders and lock files nobody holds (a live holder keeps
+    its lock, so a run still under way elsewhere is left alone), and temporary files of dead writers."""
+    runs = out / "runs"
+    for part in runs.glob("*.partial"):
+        lock = _Lock(runs / (part.name[:-len(".partial")] + ".lock"))
+        if lock.acquire(block=False):
+            try:
+                shutil.rmtree(part, ignore_errors=True)
+            finally:
+                lock.release()
+    for f in runs.glob("*.lock"):
+        lock = _Lock(f)
+        if lock.acquire(block=False):
+            lock.release()
+    for f in out.glob(".*.tmp"):
+        try:
+            os.kill(int(f.name.rsplit(".", 2)[-2]), 0)
+        except ProcessLookupError:
+            f.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            pass
+
+
+def _on_pool(todo: list[Point], workers: int, out: Path, plots: bool, settle: Callable[..., None]) -> None:
+    """Runs ``todo`` on local worker processes (see _worker_init). A worker that dies (killed, out of memory)
+    breaks the pool: the runs not settled go to a new pool, except those that were under way, which are retried
+    after the others one at a time (a pool of one worker), so that a run whose worker dies there is known to be
+    the one killing it: it has failed."""
+    import multiprocessing as mp
+
+    # fork: a worker's parent is this process (the getppid() check of _worker_init), and it starts at once.
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    runs = out / "runs"
+    queue, suspects, blind = list(todo), [], 0
+    while queue or suspects:
+        alone = not queue
+        batch = suspects if alone else queue
+        if alone:
+            suspects = []
+        else:
+            queue = []
+        lost = _pool_pass(batch, 1 if alone else workers, ctx, out, plots, settle)
+        if not lost:
+            continue
+        started = _reap(runs, lost)
+        rest = [p for p in lost if p not in started]
+        if alone:
+            for p in started:
+                settle(p, "failed", "its worker process died while running it, twice (killed by a signal, out of "
+                                    "memory, or an abort)", "")
+            suspects = rest
+        else:
+            suspects += started
+            queue = rest
+        if not started:
+            blind += 1
+            if blind >= 3:
+                for p in queue + suspects:
+                    settle(p, "failed", "worker processes keep dying before they start a run", "")
+                return
+
+
+def _reap(runs: Path, lost: list[Point]) -> list[Point]:
+    """After a pool broke (its workers are gone): the lost runs that were under way, their .partial removed."""
+    started = []
+    for p in lost:
+        lock = _Lock(runs / f"{p.id}.lock")
+        if lock.acquire(block=False):  # held: another sweep is running it, not ours
+            try:
+                part = runs / f"{p.id}.partial"
+                if part.exists():
+                    started.append(p)
+                    shutil.rmtree(part, ignore_errors=True)
+            finally:
+                lock.release()
+    return started
+
+
+def _pool_pass(batch: list[Point], workers: int, ctx: Any, out: Path, plots: bool,
+               settle: Callable[..., None]) -> list[Point]:
+    """Runs ``batch`` in one process pool; returns the runs lost because the pool broke."""
+    stop = ctx.Event()
+    ex = ProcessPoolExecutor(max_workers=min(workers, len(batch)), mp_context=ctx, initializer=_worker_init,
+                             initargs=(os.getpid(), stop))
+    futs: dict = {}
+    lost: list[Point] = []
+    try:
+        for i, p in enumerate(batch):
+            try:
+                futs[ex.submit(_run_one, json.dumps(p.__dict__), str(out), plots)] = p
+            except BrokenProcessPool:
+                lost += batch[i:]
+                break
+        pending = set(futs)
         while pending:
             ready, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in ready:
-                f.result()  # a failed run raises here, with its error
-                count += 1
-                on_done(count, total)
-    except BaseException:
-        for f in pending:
+                try:
+                    r = f.result()
+                except BrokenProcessPool:
+                    lost.append(futs[f])
+                    continue
+                except Exception as e:  # _run_one reports failures itself; this is anything else
+                    r = ("failed", _describe(e), "")
+                settle(futs[f], *r)
+    except BaseException:  # Ctrl-C: queued runs are cancelled, running ones finish and are kept
+        stop.set()  # the runs already handed to a worker but not started are skipped
+        for f in futs:
             f.cancel()
+        try:
+            ex.shutdown(wait=True, cancel_futures=True)
+        except KeyboardInterrupt:  # a second Ctrl-C: stop now (the runs under way are lost, cleaned next time)
+            for proc in list((getattr(ex, "_processes", None) or {}).values()):
+                proc.kill()
+            raise
         raise
+    ex.shutdown(wait=True)
+    return lost
+
+
+def _on_dask(todo: list[Point], scheduler: str, out: Path, plots: bool, settle: Callable[..., None]) -> None:
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise ScenarioError([("--scheduler", "needs Dask: pip install \"dask[distributed]\"")]) from None
+    client = Client(scheduler)
+    try:
+        ex = client.get_executor()
+        futs = {ex.submit(_run_one, json.dumps(p.__dict__), str(out), plots): p for p in todo}
+        pending = set(futs)
+        try:
+            while pending:
+                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in ready:
+                    try:
+                        r = f.result()
+                    except Exception as e:  # e.g. KilledWorker: the cluster gave up on this run
+                        r = ("failed", _describe(e), "")
+                    settle(futs[f], *r)
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            raise
     finally:
-        if client is None:
-            executor.shutdown(wait=True, cancel_futures=True)
+        client.close()
+
+
+def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,
+        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None, force: bool = False):
+    """Runs every unfinished point of ``sweep_file`` into ``out``; returns the results table (only this sweep's
+    runs).
+
+    ``out`` holding a different sweep is refused (ScenarioError) unless ``force``. A run that fails (any
+    exception, a Rust panic, its worker dying twice) does not stop the others: once every run is settled, the
+    table is written and RunsFailed is raised, carrying the table and the failures. Ctrl-C
+    (KeyboardInterrupt) stops submitting, lets the running runs finish (a second Ctrl-C kills them), writes
+    the table of what finished, and re-raises: nothing finished is lost, nothing unfinished is kept as done."""
+    base, seeds, grid = load(sweep_file)
+    points = _unique(expand(base, seeds, grid))
+    out = Path(out)
+    _claim(out, {"base": base, "seeds": seeds, "grid": grid}, force)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    _clean(out)
+    done = finished(out)
+    todo = [p for p in points if p.id not in done]
+    total = len(points)
+    count = [total - len(todo)]
+    on_done(count[0], total)
+    failures: dict[str, dict] = {}
+
+    def settle(p: Point, status: str, message: str = "", stderr: str = "") -> None:
+        if status == "failed":
+            failures[p.id] = {"run": p.id, "values": p.values, "seed": p.seed, "error": message, "stderr": stderr}
+        elif status != "stopped":
+            count[0] += 1
+            on_done(count[0], total)
+
+    try:
+        if scheduler:
+            _on_dask(todo, scheduler, out, plots, settle)
         else:
-            client.close()
-        t = table(out)
-        if len(t):
-            t.to_csv(out / "results.csv", index=False)
-            t.to_parquet(out / "results.parquet", index=False)
+            _on_pool(todo, workers or os.cpu_count() or 1, out, plots, settle)
+    finally:
+        t = table(out, [p.id for p in points])
+        for name, write in (("results.csv", lambda tmp: t.to_csv(tmp, index=False)),
+                            ("results.parquet", lambda tmp: t.to_parquet(tmp, index=False))):
+            if len(t):
+                _replace(out / name, write)
+            else:
+                (out / name).unlink(missing_ok=True)
+        failed = [failures[p.id] for p in points if p.id in failures]
+        if failed:
+            _replace(out / "failed.json", lambda tmp: tmp.write_text(json.dumps(failed, indent=1)))
+        else:
+            (out / "failed.json").unlink(missing_ok=True)
+    if failed:
+        raise RunsFailed(failed, t, total, out)
     return t

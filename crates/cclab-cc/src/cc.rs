@@ -114,6 +114,19 @@ pub struct SendCtx {
     pub fwd_field: u32,
 }
 
+/// Which loss recovery the transport runs for a sender. The window rules of Reno, NewReno and SACK are
+/// one algorithm; they differ only in how the transport recovers lost packets, so the registry pairs
+/// an algorithm with the recovery it names and the transport runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Classic Reno: leave fast recovery on the first ACK that advances the cumulative point.
+    Reno,
+    /// NewReno partial-ACK handling (RFC 6582).
+    NewReno,
+    /// SACK-based recovery (RFC 6675).
+    Sack,
+}
+
 /// A sender congestion-control algorithm. One implementation serves the simulator and the real
 /// datapath; it sees only what a real sender sees.
 pub trait CongestionControl: Send {

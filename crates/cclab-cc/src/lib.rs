@@ -6,7 +6,10 @@
 //!
 //! * [`cc`]: the sender interface ([`cc::CongestionControl`]) with its sample structs, and shared helpers
 //!   (slow start, Reno increase) that algorithms call instead of copying.
-//! * [`algorithms`]: one file per sender algorithm; [`registry::build_sender`] maps names to them.
+//! * [`env`](mod@env): what an algorithm or queue may know when it is created ([`env::SenderEnv`],
+//!   [`env::LinkEnv`]) and the per-flow seed.
+//! * [`algorithms`]: one file per sender algorithm; [`registry::build_sender`] maps names to them
+//!   (one table row each).
 //! * [`aqm`]: queue disciplines (drop-tail, RED, MaxNet price AQM) behind [`aqm::QueueDiscipline`].
 //! * [`packet_pair`]: packet-pair capacity samples (Libra, Madison).
 //! * [`params`]: typed reading of a scenario's `params` table with "unknown parameter" errors.
@@ -14,6 +17,7 @@
 pub mod algorithms;
 pub mod aqm;
 pub mod cc;
+pub mod env;
 pub mod maxnet_wire;
 pub mod packet_pair;
 pub mod params;

@@ -1,34 +1,34 @@
-//! Names → algorithm and queue-discipline constructors. This is the only place that knows every
-//! algorithm; scenario validation (Python) asks it whether a name and its parameters are valid.
+//! Names → algorithm and queue-discipline constructors: two tables of (name, builder), each builder of
+//! one signature. This is the only place that knows every algorithm; scenario validation (Python) asks
+//! it whether a name and its parameters are valid. The accepted names ([`SENDER_NAMES`],
+//! [`QUEUE_NAMES`]) are read from the tables, so a new algorithm is one file plus one row in
+//! [`SENDERS`].
+//!
+//! Nothing here is imported by an algorithm: what algorithms take at creation ([`SenderEnv`],
+//! [`LinkEnv`]) lives in [`crate::env`] and is re-exported here for the drivers.
 
-use crate::algorithms::reno::{Recovery, Reno};
+use crate::algorithms::africa::Africa;
+use crate::algorithms::bic::Bic;
+use crate::algorithms::binomial::Binomial;
+use crate::algorithms::cubic::Cubic;
+use crate::algorithms::fast::Fast;
+use crate::algorithms::highspeed::HighSpeed;
+use crate::algorithms::hybla::Hybla;
+use crate::algorithms::libra::Libra;
+use crate::algorithms::madison::Madison;
+use crate::algorithms::maxnet::MaxNet;
+use crate::algorithms::reno::Reno;
+use crate::algorithms::scalable::Scalable;
+use crate::algorithms::vegas::Vegas;
+use crate::algorithms::westwood::Westwood;
 use crate::aqm::droptail::DropTail;
-use crate::aqm::{BufferLimit, QueueDiscipline};
-use crate::cc::CongestionControl;
-use crate::params::{ParamError, Params};
+use crate::aqm::maxnet::{MaxNetRouter, MaxNetRouterConfig};
+use crate::aqm::red::Red;
+use crate::aqm::QueueDiscipline;
+use crate::cc::{CongestionControl, Recovery};
+use crate::params::{ParamError, ParamReader, Params};
 
-/// What an algorithm may know about its endpoint when it is created.
-#[derive(Clone, Debug)]
-pub struct SenderEnv {
-    /// Payload bytes per full packet.
-    pub mss: u32,
-    /// On-the-wire bytes of a full data packet (MSS + headers).
-    pub packet_size: u32,
-    /// Initial window in packets.
-    pub initial_cwnd: f64,
-    /// This flow's random seed (Madison's exponential probe spacing). Drivers derive it with
-    /// [`flow_seed`] from the run's seed and the flow's index, so the simulator and the real datapath
-    /// give a flow the same random draws and adding a flow never changes another flow's draws.
-    pub seed: u64,
-}
-
-/// The seed of flow `flow` (its index in the run spec) in a run seeded with `run_seed`: the first draw
-/// of the run's stream reserved for algorithm seeds (streams 3_000_000 + flow; the simulator uses
-/// 0.. for links, 1_000_000.. for flow start times, 2_000_000.. for cross traffic).
-pub fn flow_seed(run_seed: u64, flow: u64) -> u64 {
-    use rand::Rng;
-    crate::rng::stream(run_seed, 3_000_000 + flow).gen()
-}
+pub use crate::env::{flow_seed, LinkEnv, SenderEnv};
 
 /// A sender algorithm and the loss recovery the transport should run with it.
 pub struct BuiltSender {
@@ -37,27 +37,121 @@ pub struct BuiltSender {
     pub recovery: Option<Recovery>,
 }
 
-/// Every sender name accepted in a scenario's `cc` field.
-pub const SENDER_NAMES: &[&str] = &[
-    "newreno",
-    "reno",
-    "sack",
-    "fast",
-    "binomial",
-    "iiad",
-    "sqrt",
-    "libra",
-    "maxnet",
-    "cubic",
-    "vegas",
-    "highspeed",
-    "scalable",
-    "bic",
-    "hybla",
-    "westwood",
-    "africa",
-    "madison",
+/// The loss recovery algorithm `name` asks the transport for ([`BuiltSender::recovery`]) at its
+/// default parameters: a receiver needs it too (SACK recovery implies SACK blocks) and has no
+/// algorithm. Read off the table by building the algorithm once, so it can never disagree with
+/// [`build_sender`]; `None` for unknown names too.
+pub fn sender_recovery(name: &str) -> Option<Recovery> {
+    let env = SenderEnv {
+        mss: 1448,
+        packet_size: 1500,
+        initial_cwnd: 10.0,
+        seed: 0,
+    };
+    build_sender(name, &Params::default(), &env).ok()?.recovery
+}
+
+/// Builds one sender algorithm from a flow's `params` and its endpoint. Errors name the field.
+pub type SenderBuilder = fn(&Params, &SenderEnv) -> Result<BuiltSender, ParamError>;
+
+/// Builds one queue discipline from a link's `params` and the link. Errors name the field.
+pub type QueueBuilder = fn(&Params, &LinkEnv) -> Result<Box<dyn QueueDiscipline>, ParamError>;
+
+/// A sender that leaves loss recovery to the scenario's `transport.sack` setting.
+fn sender(cc: impl CongestionControl + 'static) -> Result<BuiltSender, ParamError> {
+    sender_with(cc, None)
+}
+
+fn sender_with(
+    cc: impl CongestionControl + 'static,
+    recovery: Option<Recovery>,
+) -> Result<BuiltSender, ParamError> {
+    Ok(BuiltSender {
+        cc: Box::new(cc),
+        recovery,
+    })
+}
+
+/// Every sender algorithm, in the order [`SENDER_NAMES`] lists them (error messages, `cclab
+/// algorithms`).
+pub const SENDERS: &[(&str, SenderBuilder)] = &[
+    ("newreno", |p, e| {
+        sender(Reno::new("newreno", e.initial_cwnd, p)?)
+    }),
+    ("reno", |p, e| {
+        sender_with(Reno::new("reno", e.initial_cwnd, p)?, Some(Recovery::Reno))
+    }),
+    ("sack", |p, e| {
+        sender_with(Reno::new("sack", e.initial_cwnd, p)?, Some(Recovery::Sack))
+    }),
+    ("fast", |p, e| {
+        sender(Fast::new(e.initial_cwnd, e.packet_size, p)?)
+    }),
+    ("binomial", |p, e| {
+        sender(Binomial::new("binomial", e.initial_cwnd, p)?)
+    }),
+    ("iiad", |p, e| {
+        sender(Binomial::new("iiad", e.initial_cwnd, p)?)
+    }),
+    ("sqrt", |p, e| {
+        sender(Binomial::new("sqrt", e.initial_cwnd, p)?)
+    }),
+    ("libra", |p, e| {
+        sender(Libra::new(
+            e.initial_cwnd,
+            e.packet_size.saturating_sub(e.mss),
+            p,
+        )?)
+    }),
+    ("maxnet", |p, e| {
+        sender(MaxNet::new(e.initial_cwnd, e.packet_size, p)?)
+    }),
+    ("cubic", |p, e| sender(Cubic::new(e.initial_cwnd, p)?)),
+    ("vegas", |p, e| sender(Vegas::new(e.initial_cwnd, p)?)),
+    ("highspeed", |p, e| {
+        sender(HighSpeed::new(e.initial_cwnd, p)?)
+    }),
+    ("scalable", |p, e| sender(Scalable::new(e.initial_cwnd, p)?)),
+    ("bic", |p, e| sender(Bic::new(e.initial_cwnd, p)?)),
+    ("hybla", |p, e| sender(Hybla::new(e.initial_cwnd, p)?)),
+    ("westwood", |p, e| {
+        sender(Westwood::new(e.initial_cwnd, e.mss, p)?)
+    }),
+    ("africa", |p, e| sender(Africa::new(e.initial_cwnd, p)?)),
+    ("madison", |p, e| sender(Madison::new(e, p)?)),
 ];
+
+/// Every queue discipline, in the order [`QUEUE_NAMES`] lists them.
+pub const QUEUES: &[(&str, QueueBuilder)] = &[
+    ("droptail", |p, e| {
+        ParamReader::new("droptail", p).finish()?;
+        Ok(Box::new(DropTail::new(e.limit)))
+    }),
+    ("red", |p, e| {
+        Ok(Box::new(Red::new(p, e.limit, e.rate_bps, e.packet_size)?))
+    }),
+    ("maxnet", |p, e| {
+        let cfg = MaxNetRouterConfig::from_params(e.rate_bps, p)?;
+        Ok(Box::new(MaxNetRouter::new(cfg, e.limit)))
+    }),
+];
+
+/// The first column of a table, at compile time.
+const fn names<T, const N: usize>(table: &[(&'static str, T)]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = table[i].0;
+        i += 1;
+    }
+    out
+}
+
+/// Every sender name accepted in a scenario's `cc` field (the first column of [`SENDERS`]).
+pub const SENDER_NAMES: &[&str] = &names::<_, { SENDERS.len() }>(SENDERS);
+
+/// Every queue name accepted in a link's `queue` field (the first column of [`QUEUES`]).
+pub const QUEUE_NAMES: &[&str] = &names::<_, { QUEUES.len() }>(QUEUES);
 
 /// Builds a sender by name. Unknown names and parameters are errors naming the field.
 pub fn build_sender(
@@ -65,178 +159,180 @@ pub fn build_sender(
     params: &Params,
     env: &SenderEnv,
 ) -> Result<BuiltSender, ParamError> {
-    let (cc, recovery): (Box<dyn CongestionControl>, Option<Recovery>) = match name {
-        "newreno" => (
-            Box::new(Reno::new("newreno", env.initial_cwnd, params)?),
-            None,
-        ),
-        "reno" => (
-            Box::new(Reno::new("reno", env.initial_cwnd, params)?),
-            Some(Recovery::Reno),
-        ),
-        "sack" => (
-            Box::new(Reno::new("sack", env.initial_cwnd, params)?),
-            Some(Recovery::Sack),
-        ),
-        "fast" => (
-            Box::new(crate::algorithms::fast::Fast::new(
-                env.initial_cwnd,
-                env.packet_size,
-                params,
-            )?),
-            None,
-        ),
-        "binomial" => (
-            Box::new(crate::algorithms::binomial::Binomial::new(
-                "binomial",
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "iiad" => (
-            Box::new(crate::algorithms::binomial::Binomial::new(
-                "iiad",
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "sqrt" => (
-            Box::new(crate::algorithms::binomial::Binomial::new(
-                "sqrt",
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "libra" => (
-            Box::new(crate::algorithms::libra::Libra::new(
-                env.initial_cwnd,
-                env.packet_size.saturating_sub(env.mss),
-                params,
-            )?),
-            None,
-        ),
-        "highspeed" => (
-            Box::new(crate::algorithms::highspeed::HighSpeed::new(
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "scalable" => (
-            Box::new(crate::algorithms::scalable::Scalable::new(
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "vegas" => (
-            Box::new(crate::algorithms::vegas::Vegas::new(
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "cubic" => (
-            Box::new(crate::algorithms::cubic::Cubic::new(
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "maxnet" => (
-            Box::new(crate::algorithms::maxnet::MaxNet::new(
-                env.initial_cwnd,
-                env.packet_size,
-                params,
-            )?),
-            None,
-        ),
-        "bic" => (
-            Box::new(crate::algorithms::bic::Bic::new(env.initial_cwnd, params)?),
-            None,
-        ),
-        "hybla" => (
-            Box::new(crate::algorithms::hybla::Hybla::new(
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "westwood" => (
-            Box::new(crate::algorithms::westwood::Westwood::new(
-                env.initial_cwnd,
-                env.mss,
-                params,
-            )?),
-            None,
-        ),
-        "africa" => (
-            Box::new(crate::algorithms::africa::Africa::new(
-                env.initial_cwnd,
-                params,
-            )?),
-            None,
-        ),
-        "madison" => (
-            Box::new(crate::algorithms::madison::Madison::new(env, params)?),
-            None,
-        ),
-        _ => {
-            return Err(ParamError {
-                field: "cc".into(),
-                message: format!(
-                    "unknown algorithm {name:?}; allowed: {}",
-                    SENDER_NAMES.join(", ")
-                ),
-            })
-        }
+    let Some((_, build)) = SENDERS.iter().find(|(n, _)| *n == name) else {
+        return Err(ParamError {
+            field: "cc".into(),
+            message: format!(
+                "unknown algorithm {name:?}; allowed: {}",
+                SENDER_NAMES.join(", ")
+            ),
+        });
     };
-    Ok(BuiltSender { cc, recovery })
+    build(params, env)
 }
 
-/// What a queue discipline may know about its link.
-#[derive(Clone, Debug)]
-pub struct LinkEnv {
-    pub rate_bps: f64,
-    pub limit: BufferLimit,
-    /// On-the-wire bytes of a full data packet (RED's "typical packet" for idle-time decay).
-    pub packet_size: u32,
-}
-
-/// Every queue name accepted in a link's `queue` field.
-pub const QUEUE_NAMES: &[&str] = &["droptail", "red", "maxnet"];
-
+/// Builds a queue discipline by name. Unknown names and parameters are errors naming the field.
 pub fn build_queue(
     kind: &str,
     params: &Params,
     env: &LinkEnv,
 ) -> Result<Box<dyn QueueDiscipline>, ParamError> {
-    match kind {
-        "droptail" => {
-            crate::params::ParamReader::new("droptail", params).finish()?;
-            Ok(Box::new(DropTail::new(env.limit)))
-        }
-        "red" => Ok(Box::new(crate::aqm::red::Red::new(
-            params,
-            env.limit,
-            env.rate_bps,
-            env.packet_size,
-        )?)),
-        "maxnet" => {
-            let cfg = crate::aqm::maxnet::MaxNetRouterConfig::from_params(env.rate_bps, params)?;
-            Ok(Box::new(crate::aqm::maxnet::MaxNetRouter::new(
-                cfg, env.limit,
-            )))
-        }
-        _ => Err(ParamError {
+    let Some((_, build)) = QUEUES.iter().find(|(n, _)| *n == kind) else {
+        return Err(ParamError {
             field: "queue".into(),
             message: format!(
                 "unknown queue {kind:?}; allowed: {}",
                 QUEUE_NAMES.join(", ")
             ),
-        }),
+        });
+    };
+    build(params, env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::BufferLimit;
+    use crate::params::ParamValue;
+
+    fn sender_env() -> SenderEnv {
+        SenderEnv {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            seed: 0,
+        }
+    }
+
+    fn link_env() -> LinkEnv {
+        LinkEnv {
+            rate_bps: 400e6,
+            limit: BufferLimit {
+                pkts: Some(100),
+                bytes: None,
+            },
+            packet_size: 1500,
+        }
+    }
+
+    #[test]
+    fn names_are_the_tables_first_column_unique_and_in_order() {
+        assert_eq!(
+            SENDER_NAMES,
+            [
+                "newreno",
+                "reno",
+                "sack",
+                "fast",
+                "binomial",
+                "iiad",
+                "sqrt",
+                "libra",
+                "maxnet",
+                "cubic",
+                "vegas",
+                "highspeed",
+                "scalable",
+                "bic",
+                "hybla",
+                "westwood",
+                "africa",
+                "madison",
+            ]
+        );
+        assert_eq!(QUEUE_NAMES, ["droptail", "red", "maxnet"]);
+        for names in [SENDER_NAMES, QUEUE_NAMES] {
+            let mut sorted = names.to_vec();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), names.len(), "duplicate name in {names:?}");
+        }
+    }
+
+    #[test]
+    fn every_row_builds_under_its_own_name_with_default_params() {
+        for &name in SENDER_NAMES {
+            let b = build_sender(name, &Params::new(), &sender_env()).unwrap();
+            assert_eq!(b.cc.name(), name);
+        }
+        for &kind in QUEUE_NAMES {
+            let q = build_queue(kind, &Params::new(), &link_env()).unwrap();
+            assert_eq!(q.name(), kind);
+        }
+        let recovery = |n| {
+            build_sender(n, &Params::new(), &sender_env())
+                .unwrap()
+                .recovery
+        };
+        assert_eq!(recovery("reno"), Some(Recovery::Reno));
+        assert_eq!(recovery("sack"), Some(Recovery::Sack));
+        assert_eq!(recovery("newreno"), None);
+    }
+
+    #[test]
+    fn unknown_names_and_params_name_the_field() {
+        let e = build_sender("cubc", &Params::new(), &sender_env())
+            .err()
+            .unwrap();
+        assert_eq!(e.field, "cc");
+        assert_eq!(
+            e.message,
+            format!(
+                "unknown algorithm \"cubc\"; allowed: {}",
+                SENDER_NAMES.join(", ")
+            )
+        );
+        let e = build_queue("fifo", &Params::new(), &link_env())
+            .err()
+            .unwrap();
+        assert_eq!(e.field, "queue");
+        assert_eq!(
+            e.message,
+            "unknown queue \"fifo\"; allowed: droptail, red, maxnet"
+        );
+        let mut p = Params::new();
+        p.insert("limit".into(), ParamValue::Num(1.0));
+        let e = build_queue("droptail", &p, &link_env()).err().unwrap();
+        assert_eq!(e.field, "limit");
+        assert_eq!(e.message, "unknown parameter for droptail; allowed: none");
+    }
+
+    #[test]
+    fn maxnet_sender_row() {
+        let b = build_sender("maxnet", &Params::new(), &sender_env()).unwrap();
+        assert_eq!((b.cc.name(), b.cc.cwnd()), ("maxnet", 1.0));
+        let mut out = Vec::new();
+        b.cc.state(&mut out);
+        let keys: Vec<_> = out.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["price", "xi", "mode", "price_wnd", "qs_rate"]);
+    }
+
+    #[test]
+    fn maxnet_queue_row() {
+        let env = link_env();
+        let q = build_queue("maxnet", &Params::new(), &env).unwrap();
+        assert_eq!(q.name(), "maxnet");
+        let mut out = Vec::new();
+        q.state(&mut out);
+        // p_min(400 Mbit/s) = 0.736590 (ALGORITHMS.md §5), the initial price
+        assert!((out[0].1 - 0.736590).abs() < 5e-7, "{out:?}");
+        let mut p = Params::new();
+        p.insert("T".into(), ParamValue::Num(-1.0));
+        assert_eq!(build_queue("maxnet", &p, &env).err().unwrap().field, "T");
+    }
+
+    #[test]
+    fn sender_recovery_is_what_build_sender_gives() {
+        let env = SenderEnv {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            seed: 1,
+        };
+        for name in SENDER_NAMES {
+            let built = build_sender(name, &Params::default(), &env).unwrap();
+            assert_eq!(built.recovery, sender_recovery(name), "{name}");
+        }
+        assert_eq!(sender_recovery("no such algorithm"), None);
     }
 }

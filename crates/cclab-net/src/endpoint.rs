@@ -14,9 +14,9 @@ use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cclab_cc::algorithms::reno::Recovery;
+use cclab_cc::cc::Recovery;
 use cclab_cc::registry::{build_sender, flow_seed, BuiltSender, SenderEnv};
-use cclab_cc::time::{from_secs, Nanos, NS_PER_MS};
+use cclab_cc::time::{Nanos, NS_PER_MS};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
 
 use crate::disturbance::StallLog;
@@ -357,26 +357,15 @@ fn tune(sock: &UdpSocket) -> io::Result<()> {
     sock.set_nonblocking(true)
 }
 
-/// The transport's settings for a flow on the real datapath: the spec's, with the payload per packet
-/// reduced so that IP packets are `packet_size` bytes (see [`WIRE_OVERHEAD`]).
+/// The transport's settings for a flow on the real datapath: the spec's one resolution
+/// ([`FlowSpec::transport_config`], the simulator's too) with the payload per packet reduced so that
+/// IP packets are `packet_size` bytes (see [`WIRE_OVERHEAD`]). `recovery` is the built algorithm's
+/// loss recovery where the caller has it; None (a receiver) looks it up by the flow's `cc`, so both
+/// ends agree (SACK recovery implies SACK blocks).
 pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
-    let t = &f.transport;
-    Config {
-        mss: t.packet_size.saturating_sub(WIRE_OVERHEAD).max(1),
-        header_bytes: WIRE_OVERHEAD,
-        initial_cwnd: t.initial_cwnd,
-        delayed_ack: t.delayed_ack.max(1),
-        delack_timeout: from_secs(t.delack_timeout),
-        min_rto: from_secs(t.min_rto),
-        sack: t.sack,
-        recovery: recovery.unwrap_or(if t.sack {
-            Recovery::Sack
-        } else {
-            Recovery::NewReno
-        }),
-        max_window: t.max_window.unwrap_or(Config::default().max_window).max(1),
-        ..Config::default()
-    }
+    let mss = f.transport.packet_size.saturating_sub(WIRE_OVERHEAD).max(1);
+    f.transport
+        .config(WIRE_OVERHEAD, mss, recovery.or(f.recovery_override()))
 }
 
 /// A receiver's socket, bound in host B before the run starts.

@@ -24,9 +24,6 @@ pub mod sys;
 pub mod tcp;
 pub mod wire;
 
-/// The run specification, the simulator's own file (`crates/cclab-sim/src/spec.rs`) compiled here too:
-/// a sim run and a real run of one scenario start from the same resolved JSON spec. Included by path
-/// rather than through a dependency on `cclab-sim`, which would make the real datapath depend on the
-/// simulator's engine (the layers are siblings: `cc` ← `transport` ← {`sim`, `net`}).
-#[path = "../../cclab-sim/src/spec.rs"]
-pub mod spec;
+/// The run specification (`cclab-spec`, shared with the simulator): a sim run and a real run of one
+/// scenario start from the same resolved JSON spec (`cc` ← `transport` ← `spec` ← {`sim`, `net`}).
+pub use cclab_spec as spec;

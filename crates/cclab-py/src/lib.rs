@@ -9,11 +9,40 @@ use cclab_cc::aqm::BufferLimit;
 use cclab_cc::params::Params;
 use cclab_cc::registry::{self, LinkEnv, SenderEnv};
 use cclab_sim::result::Series;
-use cclab_sim::spec::RunSpec;
+use cclab_spec::RunSpec;
 use numpy::IntoPyArray;
+use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+create_exception!(
+    _native,
+    SpecError,
+    PyValueError,
+    "A run spec, algorithm or queue discipline the core rejects: `field` names what is wrong (a path \
+     into the run spec such as \"flows[2].transport\", a parameter name, or \"\"), `message` says why."
+);
+
+/// A [`SpecError`] carrying `field` and `message` as attributes; its text is "field: message".
+fn spec_error(field: &str, message: &str) -> PyErr {
+    Python::with_gil(|py| {
+        let text = if field.is_empty() {
+            message.to_string()
+        } else {
+            format!("{field}: {message}")
+        };
+        let err = SpecError::new_err(text);
+        let value = err.value_bound(py);
+        match value
+            .setattr("field", field)
+            .and_then(|()| value.setattr("message", message))
+        {
+            Ok(()) => err,
+            Err(e) => e,
+        }
+    })
+}
 
 fn series_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new_bound(py);
@@ -28,7 +57,7 @@ fn series_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> 
 /// which the simulator calls at most every ~0.25 s of wall time. There `progress(sim_time_s)` runs and
 /// pending signals are checked, so Ctrl-C stops the run within ~0.25 s and raises KeyboardInterrupt.
 /// An exception raised by `progress` stops the run and is re-raised. A spec the simulator rejects
-/// raises ValueError("field\x1fmessage").
+/// raises [`SpecError`] (a ValueError).
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress=None))]
 fn run<'py>(
@@ -36,8 +65,8 @@ fn run<'py>(
     spec_json: &str,
     progress: Option<PyObject>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let spec: RunSpec = serde_json::from_str(spec_json)
-        .map_err(|e| PyValueError::new_err(format!("spec\u{1f}{e}")))?;
+    let spec: RunSpec =
+        serde_json::from_str(spec_json).map_err(|e| spec_error("spec", &e.to_string()))?;
     let mut py_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64| -> bool {
@@ -60,23 +89,22 @@ fn run<'py>(
     if let Some(e) = py_err {
         return Err(e);
     }
-    let mut result =
-        result.map_err(|e| PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message)))?;
+    let mut result = result.map_err(|e| spec_error(&e.field, &e.message))?;
     if result.aborted {
         return Err(PyRuntimeError::new_err("simulation aborted"));
     }
     let flows = series_dict(py, std::mem::take(&mut result.flow_series))?;
     let links = series_dict(py, std::mem::take(&mut result.link_series))?;
     let summary =
-        serde_json::to_string(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        serde_json::to_string(&result).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok((summary, flows, links))
 }
 
 fn parse_params(params_json: &str) -> PyResult<Params> {
-    serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("params: {e}")))
+    serde_json::from_str(params_json).map_err(|e| spec_error("", &format!("params: {e}")))
 }
 
-/// Checks an algorithm name and its parameters; raises ValueError("field: message").
+/// Checks an algorithm name and its parameters; raises [`SpecError`] (`field`: "cc" or the parameter).
 #[pyfunction]
 #[pyo3(signature = (name, params_json, mss=1448, packet_size=1500, initial_cwnd=10.0))]
 fn validate_sender(
@@ -96,14 +124,12 @@ fn validate_sender(
     };
     match registry::build_sender(name, &params, &env) {
         Ok(b) => Ok(b.cc.warnings()),
-        Err(e) => Err(PyValueError::new_err(format!(
-            "{}\u{1f}{}",
-            e.field, e.message
-        ))),
+        Err(e) => Err(spec_error(&e.field, &e.message)),
     }
 }
 
-/// Checks a queue discipline name and its parameters; raises ValueError("field\x1fmessage").
+/// Checks a queue discipline name and its parameters; raises [`SpecError`] (`field`: "queue" or the
+/// parameter).
 #[pyfunction]
 #[pyo3(signature = (kind, params_json, rate_bps, buffer_pkts=None, buffer_bytes=None, packet_size=1500))]
 fn validate_queue(
@@ -125,7 +151,7 @@ fn validate_queue(
     };
     registry::build_queue(kind, &params, &env)
         .map(|_| ())
-        .map_err(|e| PyValueError::new_err(format!("{}\u{1f}{}", e.field, e.message)))
+        .map_err(|e| spec_error(&e.field, &e.message))
 }
 
 #[pyfunction]
@@ -138,13 +164,21 @@ fn queue_names() -> Vec<&'static str> {
     registry::QUEUE_NAMES.to_vec()
 }
 
+/// The run spec's limits by name (`cclab_spec::limits`), for the Python front door's checks.
+#[pyfunction]
+fn limits() -> std::collections::BTreeMap<&'static str, u64> {
+    cclab_spec::limits::ALL.iter().copied().collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate_sender, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
     m.add_function(wrap_pyfunction!(sender_names, m)?)?;
     m.add_function(wrap_pyfunction!(queue_names, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,27 +7,27 @@
 pub mod events;
 pub mod result;
 pub mod sim;
-pub mod spec;
 pub mod traffic;
 
+/// The run spec, its validation and limits: the `cclab-spec` crate, shared with the real datapath.
+pub use cclab_spec as spec;
+
 pub use result::RunResult;
-pub use sim::{SimError, Simulation};
-pub use spec::RunSpec;
+pub use sim::{transport_config, Simulation};
+pub use spec::{RunSpec, SpecError};
 
 /// Runs a simulation. `progress` receives the simulated time (s) at most every ~0.25 s of wall time
 /// and may return false to abort.
 pub fn run(
     spec: &RunSpec,
     progress: Option<&mut dyn FnMut(f64) -> bool>,
-) -> Result<RunResult, SimError> {
+) -> Result<RunResult, SpecError> {
     Ok(Simulation::new(spec)?.run(progress))
 }
 
 /// Runs a simulation from its JSON spec.
-pub fn run_json(spec_json: &str) -> Result<RunResult, SimError> {
-    let spec: RunSpec = serde_json::from_str(spec_json).map_err(|e| SimError {
-        field: "spec".into(),
-        message: e.to_string(),
-    })?;
+pub fn run_json(spec_json: &str) -> Result<RunResult, SpecError> {
+    let spec: RunSpec =
+        serde_json::from_str(spec_json).map_err(|e| SpecError::new("spec", e.to_string()))?;
     run(&spec, None)
 }

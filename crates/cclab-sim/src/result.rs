@@ -175,18 +175,56 @@ impl Conservation {
     }
 }
 
+/// What happened to a packet in a [`TraceRecord`], serialised as its code (the integers are the
+/// trace's format: `summary`/parquet readers see numbers). A packet marked by a queue discipline
+/// (ECN CE) is recorded as its enqueue only: there is no mark record, and code 3 (documented as
+/// "mark" before it was ever emitted) is left unused so the other codes keep their values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TraceKind {
+    /// Accepted into a link's queue (possibly CE-marked).
+    Enqueue = 0,
+    /// Dropped by the queue (buffer full or AQM).
+    Drop = 1,
+    /// Lost at random on arrival at a link (Bernoulli or scheduled loss).
+    Loss = 2,
+    /// Delivered to its host (receiver, sender for an ACK, sink for cross traffic); `link` is -1.
+    Deliver = 4,
+}
+
+/// What a packet is: the simulator's packet kind and a [`TraceRecord`]'s `pkt` code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PacketKind {
+    Data = 0,
+    Ack = 1,
+    Cross = 2,
+}
+
+macro_rules! serialize_as_code {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_u8(*self as u8)
+            }
+        }
+    };
+}
+serialize_as_code!(TraceKind);
+serialize_as_code!(PacketKind);
+
 /// One record of the optional per-packet trace.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct TraceRecord {
     pub t: f64,
-    /// "enqueue" | "drop" | "loss" | "mark" | "deliver" as a small code: 0 enqueue, 1 drop, 2 random loss,
-    /// 3 mark, 4 deliver to host.
-    pub kind: u8,
+    pub kind: TraceKind,
+    /// The link, or -1 for a delivery.
     pub link: i32,
+    /// The flow index, or −1 − source index for cross traffic.
     pub flow: i32,
+    /// Data: the segment's sequence number; ACK: its cumulative ACK; cross traffic: 0.
     pub seq: u64,
-    /// 0 data, 1 ACK, 2 cross traffic.
-    pub pkt: u8,
+    pub pkt: PacketKind,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -42,34 +42,20 @@ fn exponential(rng: &mut SimRng, mean: f64) -> f64 {
 }
 
 impl CrossSource {
-    pub(crate) fn new(t: &TrafficSpec, route: u32, rng: SimRng) -> Result<CrossSource, String> {
-        if !(t.rate_bps > 0.0 && t.rate_bps.is_finite()) {
-            return Err(format!("rate must be > 0, got {}", t.rate_bps));
-        }
-        if t.packet_size == 0 {
-            return Err("packet_size must be > 0".into());
-        }
+    /// The source of `t`, which [`RunSpec::validate`](crate::spec::RunSpec::validate) has checked
+    /// (kind, rate, packet size, on/off shape), starting its route at `route`.
+    pub(crate) fn new(t: &TrafficSpec, route: u32, rng: SimRng) -> CrossSource {
         let kind = match t.kind.as_str() {
             "cbr" => Kind::Cbr,
             "poisson" => Kind::Poisson,
-            "onoff" => {
-                let shape = t.shape.unwrap_or(1.5);
-                if shape <= 1.0 {
-                    return Err(format!("shape must be > 1 (finite mean), got {shape}"));
-                }
-                Kind::OnOff {
-                    mean_on: t.mean_on.unwrap_or(0.5),
-                    mean_off: t.mean_off.unwrap_or(0.5),
-                    shape,
-                }
-            }
-            k => {
-                return Err(format!(
-                    "kind must be one of cbr, poisson, onoff; got {k:?}"
-                ))
-            }
+            "onoff" => Kind::OnOff {
+                mean_on: t.mean_on.unwrap_or(0.5),
+                mean_off: t.mean_off.unwrap_or(0.5),
+                shape: t.shape.unwrap_or(1.5),
+            },
+            k => unreachable!("traffic kind {k:?} passed validation"),
         };
-        Ok(CrossSource {
+        CrossSource {
             kind,
             route,
             start: from_secs(t.start),
@@ -78,7 +64,7 @@ impl CrossSource {
             interval: t.packet_size as f64 * 8.0 / t.rate_bps,
             rng,
             on_until: 0,
-        })
+        }
     }
 
     /// Called at a scheduled emission time: whether to emit a packet now, and when to be called next.

@@ -1,6 +1,6 @@
 //! Endpoint settings (the scenario's `[transport]` table, resolved to integers).
 
-use cclab_cc::algorithms::reno::Recovery;
+use cclab_cc::cc::Recovery;
 use cclab_cc::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
 #[derive(Clone, Debug, PartialEq)]

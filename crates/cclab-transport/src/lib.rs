@@ -17,12 +17,16 @@
 //! 1. `handle_data(now, &seg)` for each data segment; then loop `poll_ack(now)` until `None`;
 //!    `poll_timeout()` for the delayed-ACK timer and `handle_timeout(now)`.
 
+mod app;
 pub mod config;
 pub mod segment;
 
 pub use config::Config;
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 pub mod receiver;
+mod recovery;
+mod rtt;
+mod scoreboard;
 pub mod sender;
 
 pub use receiver::Receiver;

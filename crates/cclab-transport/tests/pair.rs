@@ -2,7 +2,8 @@
 //! delay, a serialising link of fixed rate, and knobs to drop data packets by (seq, transmission),
 //! drop ACKs, and hold packets back (reordering). No simulator, no sockets.
 
-use cclab_cc::algorithms::reno::{Recovery, Reno};
+use cclab_cc::algorithms::reno::Reno;
+use cclab_cc::cc::Recovery;
 use cclab_cc::params::Params;
 use cclab_cc::time::{tx_time, Nanos, NS_PER_MS};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};

@@ -7,7 +7,7 @@ paper claims, the paper's number or statement, our measurement, the criterion we
 it holds. Nothing is hard-coded: every measured column comes from the runs just made.
 
 Experiments live one module per paper (``fast``, ``maxnet``, ``binomial``, ``libra``, ``madison``);
-EXPERIMENTS.md's identifiers (F2, M2, …) name them. ``quick=True`` shortens every run (for tests and a
+the identifiers of docs/experiments.md (F2, M2, …) name them. ``quick=True`` shortens every run (for tests and a
 first look); the printed report says so, because the claims are about the full-size runs.
 """
 from __future__ import annotations
@@ -82,7 +82,7 @@ def scenario_dict(name: str) -> dict:
     return tomllib.loads(resources.files("cclab").joinpath("scenarios", name).read_text())
 
 
-# One module per paper, in EXPERIMENTS.md's order.
+# One module per paper, in docs/experiments.md's order.
 PAPERS = ("fast", "maxnet", "binomial", "libra", "madison")
 
 

@@ -1,4 +1,4 @@
-"""Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001), EXPERIMENTS.md §3."""
+"""Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001): docs/experiments.md, "B"."""
 from __future__ import annotations
 
 import statistics

@@ -1,4 +1,4 @@
-"""FAST TCP (Jin, Wei & Low, INFOCOM 2004), EXPERIMENTS.md §1."""
+"""FAST TCP (Jin, Wei & Low, INFOCOM 2004): docs/experiments.md, "F"."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""TCP Libra (Marfia et al., UCLA TR050037), EXPERIMENTS.md §4."""
+"""TCP Libra (Marfia et al., UCLA TR050037): docs/experiments.md, "L"."""
 from __future__ import annotations
 
 import statistics

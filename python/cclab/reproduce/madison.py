@@ -1,4 +1,4 @@
-"""TCP-Madison (Kola & Vernon 2007), EXPERIMENTS.md §5."""
+"""TCP-Madison (Kola & Vernon 2007): docs/experiments.md, "D"."""
 from __future__ import annotations
 
 from . import Claim, Experiment, Runs, window as w

@@ -1,4 +1,4 @@
-"""TCP MaxNet (Suchara, Caltech B.S. thesis 2006), EXPERIMENTS.md §2."""
+"""TCP MaxNet (Suchara, Caltech B.S. thesis 2006): docs/experiments.md, "M"."""
 from __future__ import annotations
 
 import math

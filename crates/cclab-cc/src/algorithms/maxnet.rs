@@ -472,22 +472,6 @@ mod tests {
         assert_eq!(e.field, "etta");
     }
 
-    #[test]
-    fn registered_as_maxnet() {
-        let env = crate::registry::SenderEnv {
-            mss: 1448,
-            packet_size: 1500,
-            initial_cwnd: 10.0,
-            seed: 0,
-        };
-        let b = crate::registry::build_sender("maxnet", &Params::new(), &env).unwrap();
-        assert_eq!((b.cc.name(), b.cc.cwnd()), ("maxnet", 1.0));
-        let mut out = Vec::new();
-        b.cc.state(&mut out);
-        let keys: Vec<_> = out.iter().map(|(k, _)| *k).collect();
-        assert_eq!(keys, ["price", "xi", "mode", "price_wnd", "qs_rate"]);
-    }
-
     /// eq. 8–10: after a price change the rate converges to x_max·e^(−q/T), the same for a 10 ms and a
     /// 200 ms RTT (RTT fairness). ξ starts at ξ*(q1), then the price steps to q2.
     #[test]

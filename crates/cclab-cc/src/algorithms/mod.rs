@@ -1,5 +1,7 @@
-//! Sender algorithms, one file each. Each file opens with its source, its equations by number and every
-//! DECISION taken where the source is ambiguous (see also `docs/algorithms/<name>.md`).
+//! Sender algorithms, one file each (Madison, too large for one, a folder whose `mod.rs` plays that
+//! file's part). Each opens with its source, its equations by number and every DECISION taken where the
+//! source is ambiguous (see also `docs/algorithms/<name>.md`). Each is one row in
+//! `registry::SENDERS`.
 
 pub mod africa;
 pub mod bic;

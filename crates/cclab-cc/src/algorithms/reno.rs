@@ -1,8 +1,8 @@
 //! Reno / NewReno congestion control (RFC 5681; recovery per RFC 6582 / RFC 6675 lives in the transport).
 //!
 //! The window rules are the same for Reno, NewReno and SACK: they differ only in how the transport
-//! recovers lost packets, so one algorithm serves all three names and [`Reno::recovery`] tells the
-//! transport which recovery to run.
+//! recovers lost packets, so one algorithm serves all three names and the registry tells the transport
+//! which [`Recovery`](crate::cc::Recovery) to run.
 //!
 //! * slow start: cwnd += 1 per acked packet while cwnd < ssthresh;
 //! * congestion avoidance: cwnd += 1/cwnd per acked packet;
@@ -14,17 +14,6 @@ use crate::cc::{
     TimeoutEvent,
 };
 use crate::params::{ParamError, ParamReader, Params};
-
-/// Which loss recovery the transport should run for this sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recovery {
-    /// Classic Reno: leave fast recovery on the first ACK that advances the cumulative point.
-    Reno,
-    /// NewReno partial-ACK handling (RFC 6582).
-    NewReno,
-    /// SACK-based recovery (RFC 6675).
-    Sack,
-}
 
 pub struct Reno {
     name: &'static str,

@@ -282,33 +282,6 @@ mod tests {
     }
 
     #[test]
-    fn registered_as_maxnet() {
-        let env = crate::registry::LinkEnv {
-            rate_bps: 400e6,
-            limit: BufferLimit {
-                pkts: Some(100),
-                bytes: None,
-            },
-            packet_size: 1500,
-        };
-        let q = crate::registry::build_queue("maxnet", &Params::new(), &env).unwrap();
-        assert_eq!(q.name(), "maxnet");
-        let mut out = Vec::new();
-        q.state(&mut out);
-        // p_min(400 Mbit/s) = 0.736590 (ALGORITHMS.md §5), the initial price
-        assert!((out[0].1 - 0.736590).abs() < 5e-7, "{out:?}");
-        let mut p = Params::new();
-        p.insert("T".into(), crate::params::ParamValue::Num(-1.0));
-        assert_eq!(
-            crate::registry::build_queue("maxnet", &p, &env)
-                .err()
-                .unwrap()
-                .field,
-            "T"
-        );
-    }
-
-    #[test]
     fn price_integrates_excess_load_and_clamps_at_p_min() {
         let mut r = router(&[]);
         let pmin = r.price();

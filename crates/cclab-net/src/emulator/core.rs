@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use cclab_cc::aqm::{BufferLimit, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use cclab_cc::params::{ParamError, Params};
 use cclab_cc::registry::{build_queue, LinkEnv};
-use cclab_cc::rng::{self, SimRng};
+use cclab_cc::rng::{self, SimRng, Stream};
 use cclab_cc::time::{from_secs, tx_time, Nanos};
 use serde::Serialize;
 
@@ -221,8 +221,8 @@ impl Emulator {
             let next_tick = qdisc.tick_interval();
             Ok(Link {
                 qdisc,
-                // stream ids far from the simulator's flow streams: the emulator's draws are its own
-                rng: rng::stream(seed, 0x4E45_5400 + i),
+                // the emulator's own streams, apart from the simulator's: its draws are its own
+                rng: Stream::EmulatorLink.rng(seed, i),
                 queue: VecDeque::new(),
                 qbytes: 0,
                 free_at: 0,

@@ -1,10 +1,11 @@
-//! The run specification: the contract between the Python front door and the simulator.
+//! The run specification: the contract between the Python front door and the drivers (simulator and
+//! real datapath).
 //!
 //! Python (`cclab.scenario`) validates a user's scenario (TOML/dict, units, topology kinds) and resolves
 //! it into this flat, unit-free form: every quantity in SI base units (seconds, bit/s, bytes), every
 //! buffer resolved (BDP computed), every topology reduced to *directional links* and per-flow link
-//! paths. The simulator knows nothing of dumbbells or graphs. JSON is the carrier (`serde_json`), so the
-//! same spec can be stored beside results and re-run exactly.
+//! paths. The drivers know nothing of dumbbells or graphs. JSON is the carrier (`serde_json`), so the
+//! same spec can be stored beside results and re-run exactly (in either driver).
 
 use cclab_cc::params::Params;
 use serde::{Deserialize, Serialize};

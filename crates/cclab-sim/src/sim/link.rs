@@ -1,0 +1,239 @@
+//! Links: random loss and the queue discipline on arrival, the FIFO queue, serialisation at the link
+//! rate, then the propagation pipe. A link has at most one pending `TxDone` (the packet in service)
+//! and one pending `LinkArrive` (the earliest packet on the wire).
+
+use super::measure::{hist_bin, HIST_BINS};
+use super::packet::{prefetch, Body, Pipe};
+use super::Simulation;
+use crate::events::Event;
+use crate::result::{PacketKind, TraceKind};
+use cclab_cc::aqm::{QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::rng::{self, SimRng};
+use cclab_cc::time::{to_secs, tx_time, Nanos};
+use std::collections::VecDeque;
+
+pub(super) struct Link {
+    pub(super) rate_bps: f64,
+    pub(super) delay: Nanos,
+    pub(super) qdisc: Box<dyn QueueDiscipline>,
+    pub(super) queue: VecDeque<u32>,
+    pub(super) qlen: QueueLen,
+    pub(super) busy: bool,
+    /// The packet being serialised.
+    pub(super) in_service: u32,
+    pub(super) pipe: Pipe,
+    pub(super) rng: SimRng,
+    pub(super) loss: f64,
+    pub(super) loss_data_only: bool,
+    pub(super) schedule: Vec<(Nanos, f64)>,
+    // counters (whole run)
+    pub(super) arrivals: u64,
+    pub(super) drops: u64,
+    pub(super) marks: u64,
+    pub(super) random_losses: u64,
+    pub(super) tx_bytes: u64,
+    pub(super) tx_pkts: u64,
+    pub(super) data_pkts_tx: u64,
+    /// ∫ queue length (packets) dt, in packet·ns, up to `q_last`.
+    pub(super) q_integral: u128,
+    pub(super) q_last: Nanos,
+    pub(super) max_q: u64,
+    /// Queueing-delay histogram over the window (bins: `measure::hist_bin`).
+    pub(super) qdelay_hist: Vec<u64>,
+    pub(super) qdelay_sum: f64,
+    pub(super) qdelay_n: u64,
+}
+
+impl Link {
+    /// An idle, empty link.
+    pub(super) fn new(
+        rate_bps: f64,
+        delay: Nanos,
+        qdisc: Box<dyn QueueDiscipline>,
+        rng: SimRng,
+        loss: f64,
+        loss_data_only: bool,
+        schedule: Vec<(Nanos, f64)>,
+    ) -> Link {
+        Link {
+            rate_bps,
+            delay,
+            qdisc,
+            queue: VecDeque::new(),
+            qlen: QueueLen::default(),
+            busy: false,
+            in_service: 0,
+            pipe: Pipe::default(),
+            rng,
+            loss,
+            loss_data_only,
+            schedule,
+            arrivals: 0,
+            drops: 0,
+            marks: 0,
+            random_losses: 0,
+            tx_bytes: 0,
+            tx_pkts: 0,
+            data_pkts_tx: 0,
+            q_integral: 0,
+            q_last: 0,
+            max_q: 0,
+            qdelay_hist: vec![0; HIST_BINS],
+            qdelay_sum: 0.0,
+            qdelay_n: 0,
+        }
+    }
+
+    /// Brings the queue-length integral up to `now`.
+    pub(super) fn account_queue(&mut self, now: Nanos) {
+        self.q_integral += self.qlen.pkts as u128 * (now - self.q_last) as u128;
+        self.q_last = now;
+    }
+}
+
+impl Simulation {
+    /// Packet `i` arrives at link `l`: random loss, then the queue discipline's verdict, then the queue.
+    pub(super) fn enqueue(&mut self, l: usize, i: u32) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        link.arrivals += 1;
+        let p = &mut self.slab[i as usize];
+        let is_data = p.kind == PacketKind::Data;
+        let verdict = if link.loss > 0.0
+            && (is_data || !link.loss_data_only)
+            && rng::uniform(&mut link.rng) < link.loss
+        {
+            None
+        } else {
+            let mut dummy = 0u32;
+            let (bytes, ect, flags) = (p.bytes, p.ect, p.flags);
+            let fwd = match &mut p.body {
+                Body::Data(d) => &mut d.fwd_field,
+                _ => &mut dummy,
+            };
+            let mut rp = RouterPacket {
+                bytes,
+                ect,
+                is_data,
+                flags,
+                fwd_field: fwd,
+            };
+            Some(link.qdisc.enqueue(now, &mut rp, link.qlen, &mut link.rng))
+        };
+        match verdict {
+            None => {
+                link.random_losses += 1;
+                self.drop_packet(i, l as i32, TraceKind::Loss);
+                return;
+            }
+            Some(Verdict::Drop) => {
+                link.drops += 1;
+                self.drop_packet(i, l as i32, TraceKind::Drop);
+                return;
+            }
+            Some(Verdict::Mark) if p.ect => {
+                p.ce = true;
+                link.marks += 1;
+            }
+            Some(_) => {}
+        }
+        p.enq_time = now;
+        let bytes = p.bytes;
+        link.account_queue(now);
+        link.queue.push_back(i);
+        link.qlen.pkts += 1;
+        link.qlen.bytes += bytes as u64;
+        link.max_q = link.max_q.max(link.qlen.pkts as u64);
+        let busy = link.busy;
+        self.trace(TraceKind::Enqueue, l as i32, i);
+        if !busy {
+            self.start_tx(l);
+        }
+    }
+
+    /// Starts serialising the head of link `l`'s queue, or marks the link idle.
+    pub(super) fn start_tx(&mut self, l: usize) {
+        let now = self.now;
+        let in_window = self.in_window;
+        let link = &mut self.links[l];
+        let Some(i) = link.queue.pop_front() else {
+            link.busy = false;
+            return;
+        };
+        if let Some(&n) = link.queue.front() {
+            prefetch(&self.slab[n as usize]);
+        }
+        let p = &self.slab[i as usize];
+        link.account_queue(now);
+        link.qlen.pkts -= 1;
+        link.qlen.bytes -= p.bytes as u64;
+        link.qdisc.on_dequeue(now, p.bytes, link.qlen);
+        if in_window {
+            let d = now - p.enq_time;
+            link.qdelay_hist[hist_bin(d)] += 1;
+            link.qdelay_sum += to_secs(d);
+            link.qdelay_n += 1;
+        }
+        link.busy = true;
+        link.in_service = i;
+        let done = now + tx_time(p.bytes as u64, link.rate_bps);
+        self.ev.push(done, Event::TxDone(l as u32));
+    }
+
+    /// Link `l` finished serialising its packet: onto the wire with it, and on to the next.
+    pub(super) fn tx_done(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let i = link.in_service;
+        let delay = link.delay;
+        if delay > 0 {
+            let arrive = now + delay;
+            // One pending LinkArrive per non-empty pipe: schedule only when the pipe was empty.
+            if link.pipe.q.is_empty() {
+                self.ev.push(arrive, Event::LinkArrive(l as u32));
+            }
+            link.pipe.q.push_back((arrive, i));
+        }
+        let p = &self.slab[i as usize];
+        link.tx_bytes += p.bytes as u64;
+        link.tx_pkts += 1;
+        if p.kind == PacketKind::Data {
+            link.data_pkts_tx += 1;
+        }
+        self.start_tx(l);
+        if delay == 0 {
+            // Zero propagation delay (a dumbbell whose delays are all in access lines): the packet is at
+            // the far end now; handing it on directly saves an event per packet per link. Done after
+            // the next transmission starts, which is the order the LinkArrive event would have run in.
+            self.slab[i as usize].at += 1;
+            self.forward(i);
+        }
+    }
+
+    /// Packets on link `l`'s wire that have reached the far end move on.
+    pub(super) fn link_arrive(&mut self, l: usize) {
+        let now = self.now;
+        while let Some(&(t, i)) = self.links[l].pipe.q.front() {
+            if t > now {
+                self.ev.push(t, Event::LinkArrive(l as u32));
+                break;
+            }
+            self.links[l].pipe.q.pop_front();
+            if let Some(&(_, n)) = self.links[l].pipe.q.front() {
+                self.prefetch(n);
+            }
+            self.slab[i as usize].at += 1;
+            self.forward(i);
+        }
+    }
+
+    fn drop_packet(&mut self, i: u32, link: i32, kind: TraceKind) {
+        self.trace(kind, link, i);
+        let p = self.slab[i as usize];
+        if p.kind == PacketKind::Data {
+            self.flows[p.owner as usize].dropped += 1;
+        }
+        self.cons.dropped += 1;
+        self.release(i);
+    }
+}

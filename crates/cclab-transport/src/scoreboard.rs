@@ -1,0 +1,324 @@
+//! The SACK scoreboard: what the sender knows of each packet in `[snd_una, snd_nxt)`.
+//!
+//! * One byte of flags per outstanding packet in a ring indexed by `seq − snd_una`, plus counters so that
+//!   the pipe estimate (RFC 6675 §4) is O(1): `pipe = outstanding − sacked − lost + retransmitted_lost`.
+//! * SACK loss marking (RFC 6675 IsLost with DupThresh): every un-SACKed packet below the DupThresh-th
+//!   highest SACKed packet is lost. The boundary only moves up, so marking is amortised O(1) per packet.
+//! * SACK blocks are merged into a small list of known ranges, so a block repeated on every ACK costs
+//!   nothing after its first appearance.
+
+use crate::segment::SackBlock;
+use std::collections::VecDeque;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// Retransmitted after being marked lost, and not yet SACKed (its retransmission is in the pipe).
+const RETX: u8 = 4;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Scoreboard {
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Per-packet flags for [snd_una, snd_nxt).
+    flags: VecDeque<u8>,
+    n_sacked: u64,
+    n_lost: u64,
+    n_retx: u64,
+    /// All un-SACKed packets below this are marked lost.
+    loss_boundary: u64,
+    /// Lowest packet that may still need a retransmission.
+    retx_cursor: u64,
+    highest_sacked: u64,
+    /// Known SACKed ranges above snd_una (merged, sorted).
+    known: Vec<SackBlock>,
+}
+
+impl Scoreboard {
+    pub(crate) fn new() -> Scoreboard {
+        Scoreboard {
+            snd_una: 0,
+            snd_nxt: 0,
+            flags: VecDeque::with_capacity(64),
+            n_sacked: 0,
+            n_lost: 0,
+            n_retx: 0,
+            loss_boundary: 0,
+            retx_cursor: 0,
+            highest_sacked: 0,
+            known: Vec::new(),
+        }
+    }
+
+    pub(crate) fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub(crate) fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    /// Sent and not cumulatively acknowledged (RFC 5681 FlightSize).
+    pub(crate) fn outstanding(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+    pub(crate) fn sacked(&self) -> u64 {
+        self.n_sacked
+    }
+    #[cfg(test)]
+    pub(crate) fn lost(&self) -> u64 {
+        self.n_lost
+    }
+    pub(crate) fn highest_sacked(&self) -> u64 {
+        self.highest_sacked
+    }
+    /// Some packet marked lost has not been resent yet.
+    pub(crate) fn retx_pending(&self) -> bool {
+        self.n_lost > self.n_retx
+    }
+
+    /// RFC 6675 §4 pipe: packets still in the network.
+    pub(crate) fn pipe(&self) -> u64 {
+        self.outstanding() + self.n_retx - self.n_sacked - self.n_lost
+    }
+
+    /// A new packet (`snd_nxt`) left.
+    pub(crate) fn on_send_new(&mut self) {
+        self.flags.push_back(0);
+        self.snd_nxt += 1;
+    }
+
+    /// `seq`, returned by [`Scoreboard::next_retx`], left again.
+    pub(crate) fn on_retransmit(&mut self, seq: u64) {
+        self.flags[(seq - self.snd_una) as usize] |= RETX;
+        self.n_retx += 1;
+        self.retx_cursor = seq + 1;
+    }
+
+    /// `seq` was resent and that retransmission is neither SACKed nor found lost yet.
+    pub(crate) fn retx_in_flight(&self, seq: u64) -> bool {
+        seq >= self.snd_una && self.flags[(seq - self.snd_una) as usize] & (RETX | SACKED) == RETX
+    }
+
+    /// The next packet needing retransmission, if any (lost, not yet resent, not SACKed).
+    pub(crate) fn next_retx(&mut self) -> Option<u64> {
+        if self.n_lost == self.n_retx {
+            return None;
+        }
+        let mut s = self.retx_cursor.max(self.snd_una);
+        while s < self.snd_nxt {
+            let f = self.flags[(s - self.snd_una) as usize];
+            if f & LOST != 0 && f & (SACKED | RETX) == 0 {
+                self.retx_cursor = s;
+                return Some(s);
+            }
+            s += 1;
+        }
+        self.retx_cursor = s;
+        None
+    }
+
+    /// Moves snd_una up to `cum` (snd_una < cum ≤ snd_nxt); returns the packets it delivered that
+    /// were not already SACKed.
+    pub(crate) fn advance(&mut self, cum: u64) -> u64 {
+        let mut newly = 0;
+        for _ in self.snd_una..cum {
+            let f = self.flags.pop_front().unwrap_or(0);
+            if f & SACKED != 0 {
+                self.n_sacked -= 1;
+            } else {
+                newly += 1;
+                if f & LOST != 0 {
+                    self.n_lost -= 1;
+                }
+                if f & RETX != 0 {
+                    self.n_retx -= 1;
+                }
+            }
+        }
+        self.snd_una = cum;
+        self.loss_boundary = self.loss_boundary.max(cum);
+        self.retx_cursor = self.retx_cursor.max(cum);
+        let k = self.known.partition_point(|b| b.end <= cum);
+        self.known.drain(..k);
+        if let Some(b) = self.known.first_mut() {
+            b.start = b.start.max(cum);
+        }
+        newly
+    }
+
+    /// Marks `[start, end)` (clipped to the outstanding range) SACKed; returns packets newly SACKed.
+    fn mark_sacked(&mut self, start: u64, end: u64) -> u64 {
+        let (s, e) = (start.max(self.snd_una), end.min(self.snd_nxt));
+        let mut n = 0;
+        for seq in s..e {
+            let f = &mut self.flags[(seq - self.snd_una) as usize];
+            if *f & SACKED == 0 {
+                if *f & LOST != 0 {
+                    self.n_lost -= 1;
+                }
+                if *f & RETX != 0 {
+                    self.n_retx -= 1;
+                }
+                *f = SACKED;
+                n += 1;
+            }
+        }
+        self.n_sacked += n;
+        if e > s {
+            self.highest_sacked = self.highest_sacked.max(e - 1);
+        }
+        n
+    }
+
+    /// Processes a SACK block against the known ranges: only never-seen parts touch the flags.
+    /// Returns packets newly SACKed.
+    pub(crate) fn apply_sack_block(&mut self, b: SackBlock) -> u64 {
+        let (mut s, e) = (b.start.max(self.snd_una), b.end.min(self.snd_nxt));
+        if s >= e {
+            return 0;
+        }
+        let mut n = 0;
+        // Walk the known ranges overlapping [s, e) and mark the gaps between them.
+        let mut i = self.known.partition_point(|k| k.end < s);
+        while s < e {
+            if i < self.known.len() && self.known[i].start <= s {
+                s = s.max(self.known[i].end);
+                i += 1;
+                continue;
+            }
+            let gap_end = if i < self.known.len() {
+                self.known[i].start.min(e)
+            } else {
+                e
+            };
+            n += self.mark_sacked(s, gap_end);
+            s = gap_end;
+        }
+        // Merge [b.start, b.end) into the known ranges.
+        let (bs, be) = (b.start.max(self.snd_una), e);
+        let lo = self.known.partition_point(|k| k.end < bs);
+        let hi = self.known.partition_point(|k| k.start <= be);
+        let mut merged = SackBlock { start: bs, end: be };
+        if lo < hi {
+            merged.start = merged.start.min(self.known[lo].start);
+            merged.end = merged.end.max(self.known[hi - 1].end);
+        }
+        self.known.splice(lo..hi, std::iter::once(merged));
+        n
+    }
+
+    /// RFC 6675 IsLost: every un-SACKed packet below the DupThresh-th highest SACKed packet is lost.
+    /// Returns packets newly marked lost.
+    pub(crate) fn update_loss_marks(&mut self, dupthresh: u32) -> u64 {
+        if self.n_sacked == 0 {
+            return 0;
+        }
+        let need = dupthresh.max(1) as u64;
+        let mut count = 0;
+        let mut seq = self.highest_sacked + 1;
+        let mut bound = self.loss_boundary;
+        while seq > self.snd_una.max(self.loss_boundary) {
+            seq -= 1;
+            if self.flags[(seq - self.snd_una) as usize] & SACKED != 0 {
+                count += 1;
+                if count >= need {
+                    bound = seq;
+                    break;
+                }
+            }
+        }
+        let mut newly = 0;
+        if bound > self.loss_boundary {
+            for s in self.loss_boundary.max(self.snd_una)..bound {
+                let f = &mut self.flags[(s - self.snd_una) as usize];
+                if *f & (SACKED | LOST) == 0 {
+                    *f |= LOST;
+                    newly += 1;
+                }
+            }
+            self.n_lost += newly;
+            self.loss_boundary = bound;
+        }
+        newly
+    }
+
+    /// Marks one outstanding packet lost so that it is resent; a packet already resent is resent again
+    /// (its retransmission is taken as lost).
+    pub(crate) fn mark_lost(&mut self, seq: u64) {
+        if seq < self.snd_una || seq >= self.snd_nxt {
+            return;
+        }
+        let f = &mut self.flags[(seq - self.snd_una) as usize];
+        if *f & (SACKED | LOST) == 0 {
+            *f |= LOST;
+            self.n_lost += 1;
+        } else if *f & RETX != 0 {
+            // NewReno partial ACK: the retransmission itself may be lost; resend it.
+            *f &= !RETX;
+            self.n_retx -= 1;
+        }
+        self.retx_cursor = self.retx_cursor.min(seq);
+    }
+
+    /// RTO: every un-SACKed outstanding packet is lost; earlier retransmissions are forgotten.
+    pub(crate) fn mark_all_lost(&mut self) {
+        for f in self.flags.iter_mut() {
+            if *f & SACKED == 0 {
+                *f = LOST;
+            }
+        }
+        self.n_lost = self.outstanding() - self.n_sacked;
+        self.n_retx = 0;
+        self.loss_boundary = self.snd_nxt;
+        self.retx_cursor = self.snd_una;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(sent: u64) -> Scoreboard {
+        let mut b = Scoreboard::new();
+        for _ in 0..sent {
+            b.on_send_new();
+        }
+        b
+    }
+
+    #[test]
+    fn repeated_sack_block_counts_once() {
+        let mut b = board(10);
+        assert_eq!(b.apply_sack_block(SackBlock { start: 2, end: 5 }), 3);
+        assert_eq!(b.apply_sack_block(SackBlock { start: 2, end: 5 }), 0);
+        assert_eq!(b.apply_sack_block(SackBlock { start: 1, end: 7 }), 3);
+        assert_eq!((b.sacked(), b.highest_sacked()), (6, 6));
+        assert_eq!(b.known, vec![SackBlock { start: 1, end: 7 }]);
+    }
+
+    #[test]
+    fn is_lost_below_dupthresh_sacked_then_retransmit() {
+        let mut b = board(10);
+        b.apply_sack_block(SackBlock { start: 2, end: 4 });
+        assert_eq!(
+            b.update_loss_marks(3),
+            0,
+            "two SACKed packets above are not enough"
+        );
+        b.apply_sack_block(SackBlock { start: 2, end: 5 });
+        assert_eq!(b.update_loss_marks(3), 2, "packets 0 and 1");
+        assert_eq!(b.pipe(), 10 - 3 - 2);
+        assert_eq!(b.next_retx(), Some(0));
+        b.on_retransmit(0);
+        assert_eq!(b.pipe(), 10 - 3 - 2 + 1);
+        assert!(b.retx_in_flight(0));
+        assert_eq!(b.next_retx(), Some(1));
+    }
+
+    #[test]
+    fn cumulative_ack_delivers_only_unsacked_packets() {
+        let mut b = board(6);
+        b.apply_sack_block(SackBlock { start: 1, end: 3 });
+        assert_eq!(b.advance(4), 2, "packets 0 and 3; 1 and 2 were SACKed");
+        assert_eq!((b.sacked(), b.outstanding(), b.pipe()), (0, 2, 2));
+        assert!(b.known.is_empty());
+    }
+}

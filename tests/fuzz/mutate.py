@@ -1,0 +1,139 @@
+"""A generator of hostile scenarios: the shipped scenario files, mutated the ways an adversarial user
+(or a broken script) would: wrong types, out-of-range and non-finite numbers, integers past 64 bits,
+unit garbage, deep nesting, unknown and duplicate keys, graph shapes, odd strings (NUL, path
+separators, non-ASCII), and raw bytes (non-UTF-8, truncation) for the file readers.
+
+The error contract (docs/scenario.md) says every one of them is either accepted or rejected with a
+ScenarioError (a ValueError naming the field): never another exception, a panic or a hang.
+Deterministic: case i of a given seed is always the same case.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import tomllib
+from pathlib import Path
+from typing import Any, Iterator
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "cclab" / "scenarios"
+
+NASTY_SCALARS: list[Any] = [
+    0, -1, 1, 2**31, 2**32 + 1, 2**63, 2**64 + 5, 10**30, -(10**30), 1e308, -1e308, 1e-320, 0.0, -0.0,
+    float("inf"), float("-inf"), float("nan"), True, False, "", " ", "1e400s", "-1e400ms", "nan s", "infMbps",
+    "1e400Mbps", "1e-400s", "0s", "0Mbps", "0B", "1B", "1bps", "1ns", "1e20s", "1e15Gbps", "100", "abc",
+    "100 parsecs", "BDP", "bdp", "x" * 5000, "a\x00b", "../../etc", "/tmp/x", "naïve", "\u202e", [], {},
+    [1, 2, 3], {"a": 1}, [[[[[]]]]], "drop-tail", "droptail", "red", "maxnet", "newreno", "kernel:cubic",
+]
+
+KEY_NAMES = ["duration", "seed", "rate", "delay", "rtt", "buffer", "queue", "cc", "params", "start", "stop",
+             "loss", "name", "measure", "sample_interval", "packet_size", "min_rto", "mss", "initial_cwnd",
+             "delayed_ack", "max_window", "receive_window", "links", "nodes", "path", "kind", "unknown_key"]
+
+
+def base_scenarios() -> list[dict]:
+    return [tomllib.loads(p.read_text()) for p in sorted(SCENARIOS.glob("*.toml"))]
+
+
+def _paths(node: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    """Every path to a value (dict keys and list indices) in a nested scenario, down to depth 8 (deeper
+    values are the nesting mutation's own)."""
+    yield prefix
+    if len(prefix) >= 8:
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node[:60]):
+            yield from _paths(v, prefix + (i,))
+
+
+def _get(node: Any, path: tuple) -> Any:
+    for p in path:
+        node = node[p]
+    return node
+
+
+def _set(root: Any, path: tuple, value: Any) -> Any:
+    if not path:
+        return value
+    _get(root, path[:-1])[path[-1]] = value
+    return root
+
+
+def _nest(depth: int) -> Any:
+    v: Any = 1
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+def mutate(rng: random.Random, sc: dict) -> Any:
+    """One to three mutations of a scenario dict."""
+    sc = copy.deepcopy(sc)
+    for _ in range(rng.randint(1, 3)):
+        paths = [p for p in _paths(sc) if p]
+        if not paths:
+            break
+        path = rng.choice(paths)
+        op = rng.randrange(10)
+        parent = _get(sc, path[:-1])
+        if op <= 3:  # a nasty scalar in place of a value
+            sc = _set(sc, path, rng.choice(NASTY_SCALARS))
+        elif op == 4:  # a scaled number
+            v = _get(sc, path)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                sc = _set(sc, path, type(v)(v * rng.choice([-1, 0, 1e-9, 1e9, 1e18])))
+            elif isinstance(v, str):
+                sc = _set(sc, path, rng.choice(["1e300", "-", "1e-300", "999999999999999999999"]) + v.lstrip("0123456789."))
+        elif op == 5:  # delete a key / entry
+            if isinstance(parent, dict):
+                del parent[path[-1]]
+            elif isinstance(parent, list) and len(parent) > 1:
+                del parent[path[-1]]
+        elif op == 6 and isinstance(parent, dict):  # an extra or unknown key
+            parent[rng.choice(KEY_NAMES)] = rng.choice(NASTY_SCALARS)
+        elif op == 7 and isinstance(parent, list):  # duplicate entries (many flows, repeated nodes)
+            parent.extend(copy.deepcopy(parent[path[-1]]) for _ in range(rng.choice([1, 2, 50])))
+        elif op == 8:  # deep nesting (last: nothing walks into it afterwards)
+            sc = _set(sc, path, _nest(rng.choice([5, 50, 2000])))
+            break
+        else:  # a string where a table is expected, or the reverse
+            v = _get(sc, path)
+            sc = _set(sc, path, {"x": v} if not isinstance(v, dict) else str(v))
+    return sc
+
+
+def graph_cases() -> list[dict]:
+    """Graph topologies with bad shapes: duplicate node names, self loops, unreachable hosts."""
+    link = {"rate": "10Mbps", "delay": "5ms", "buffer": 50}
+    flow = {"cc": "newreno", "src": "a", "dst": "b"}
+    shapes = [
+        {"nodes": ["a", "a", "b"], "links": [dict(link, src="a", dst="b")]},
+        {"nodes": ["a", "b"], "links": [dict(link, src="a", dst="a")]},
+        {"nodes": ["a", "b", "c"], "links": [dict(link, src="a", dst="c")]},
+        {"nodes": ["a", "b"], "links": [dict(link, src="a", dst="b"), dict(link, src="a", dst="b")]},
+        {"nodes": [], "links": []},
+        {"nodes": ["a", "b"], "links": [dict(link, src="a", dst="zz")]},
+        {"nodes": [1, 2], "links": [dict(link, src=1, dst=2)]},
+    ]
+    return [{"name": "g", "duration": "2s", "topology": dict(kind="graph", **s), "flows": [flow]} for s in shapes]
+
+
+def raw_file_cases(rng: random.Random) -> list[bytes]:
+    """Whole files as bytes: encodings, truncation, binary noise."""
+    text = (SCENARIOS / "maxnet_m2.toml").read_bytes()
+    return [
+        b"\xff\xfe" + text, text.decode().encode("utf-16"), text[: len(text) // 2], b"\x00" * 100,
+        bytes(rng.randrange(256) for _ in range(300)), b"name = \"\xc3\x28\"\n", b"[" * 10000,
+        b"a = " + b"[" * 5000 + b"]" * 5000, b"duration = 1e400\n", b"seed = 99999999999999999999999999\n",
+    ]
+
+
+def cases(seed: int, n: int) -> Iterator[Any]:
+    """n mutated scenario dicts (plus the fixed graph cases first)."""
+    rng = random.Random(seed)
+    bases = base_scenarios()
+    yield from graph_cases()
+    for _ in range(n):
+        yield mutate(rng, rng.choice(bases))
