@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -274,7 +275,7 @@ class _Lock:
             os.close(self.fd)
             self.fd = None
 
-    def __enter__(self) -> "_Lock":
+    def __enter__(self) -> _Lock:
         self.acquire()
         return self
 
@@ -283,7 +284,7 @@ class _Lock:
 
 
 @contextmanager
-def _stderr_into(buf: list):
+def _stderr_into(buf: list) -> Iterator[None]:
     """In a local pool worker, fd 2 goes to a temporary file for the block, whose text is appended to ``buf``:
     Rust's panic hook writes the panic's location (and with RUST_BACKTRACE a backtrace) there. Elsewhere (a Dask
     worker runs tasks in threads sharing fd 2) nothing is redirected."""
@@ -430,7 +431,12 @@ def _where(f: dict) -> str:
 def _unique(points: list[Point]) -> list[Point]:
     """The points with distinct ids (two grid settings may give the same scenario), first one kept."""
     seen: set[str] = set()
-    return [p for p in points if not (p.id in seen or seen.add(p.id))]
+    out = []
+    for p in points:
+        if p.id not in seen:
+            seen.add(p.id)
+            out.append(p)
+    return out
 
 
 def _replace(path: Path, write: Callable[[Path], Any]) -> None:
@@ -504,7 +510,9 @@ def _on_pool(todo: list[Point], workers: int, out: Path, plots: bool, settle: Ca
     # fork: a worker's parent is this process (the getppid() check of _worker_init), and it starts at once.
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     runs = out / "runs"
-    queue, suspects, blind = list(todo), [], 0
+    queue: list[Point] = list(todo)
+    suspects: list[Point] = []
+    blind = 0
     while queue or suspects:
         alone = not queue
         batch = suspects if alone else queue
@@ -619,7 +627,8 @@ def _on_dask(todo: list[Point], scheduler: str, out: Path, plots: bool, settle: 
 
 
 def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,
-        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None, force: bool = False):
+        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None,
+        force: bool = False) -> pd.DataFrame:
     """Runs every unfinished point of ``sweep_file`` into ``out``; returns the results table (only this sweep's
     runs).
 
