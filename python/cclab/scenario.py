@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from . import _native
-from .errors import ScenarioError, flatten as _flatten, show as _show  # _flatten, _show: this module's names
+from .errors import ScenarioError, flatten, show
 from .topology import resolver
 from .units import UnitError, check_buffer, nonneg, parse_buffer, parse_rate, parse_size, parse_time, positive
 
@@ -45,13 +45,13 @@ def _quantity_type(v: Any) -> Any:
     # Checked before pydantic's union so that a wrong type gives one message, not one per member, and a
     # TOML boolean is not silently read as 1 (bool is an int in Python).
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        raise ValueError(f"must be a number (SI base unit) or a string with a unit, got {_show(v)}")
+        raise ValueError(f"must be a number (SI base unit) or a string with a unit, got {show(v)}")
     return v
 
 
 def _param_type(v: Any) -> Any:
     if not isinstance(v, (bool, str, int, float)):
-        raise ValueError(f"must be a number, a boolean or a string, got {_show(v)}")
+        raise ValueError(f"must be a number, a boolean or a string, got {show(v)}")
     return v
 
 
@@ -108,7 +108,7 @@ class Link(_Model):
                 raise ValueError(f"[{i}] loss probability must be in [0, 1], got {p}")
         times = [parse_time(t) for t, _ in v]
         if any(b <= a for a, b in zip(times, times[1:])):
-            raise ValueError(f"times must be strictly increasing, got {_show([t for t, _ in v])}")
+            raise ValueError(f"times must be strictly increasing, got {show([t for t, _ in v])}")
         return v
 
 
@@ -153,7 +153,7 @@ Topology = Annotated[
 def _start_type(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         if len(v) != 2:
-            raise ValueError(f"must be a time or [lo, hi], got {_show(v)}")
+            raise ValueError(f"must be a time or [lo, hi], got {show(v)}")
         return [_quantity_type(x) for x in v]
     return _quantity_type(v)
 
@@ -252,7 +252,7 @@ class Scenario(_Model):
         try:
             sc = super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as e:
-            raise ScenarioError(_flatten(e)) from None
+            raise ScenarioError(flatten(e)) from None
         sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms) happen here
         return sc
 
@@ -294,7 +294,7 @@ class Scenario(_Model):
             raise ScenarioError(errors)
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < _LIMITS["seed_limit"]:
-                raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {_show(seed)}")])
+                raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {show(seed)}")])
             spec["seed"] = seed
         if trace_packets is not None:
             spec["trace_packets"] = trace_packets
@@ -393,7 +393,7 @@ class _Resolver:
             })
         rows = (math.floor(duration / sample) + 1) * (len(flows) + len(links))
         if rows > MAX_SERIES_ROWS:
-            self.err("sample_interval", f"{_show(sc.sample_interval)} would record {rows:,} time-series rows "
+            self.err("sample_interval", f"{show(sc.sample_interval)} would record {rows:,} time-series rows "
                      f"(samples × (flows + links)); at most {MAX_SERIES_ROWS:,}: use a coarser sample_interval")
         # Buffers: BDP = rate × the largest RTT of the flows crossing the link.
         out_links = []
@@ -435,10 +435,10 @@ class _Resolver:
         """A flow or traffic source must start before the run ends and stop after it starts."""
         _, hi = (start if isinstance(start, (list, tuple)) else (start, start))
         if parse_time(hi) >= duration:
-            self.err(f"{field}.start", f"must be < duration ({duration:g} s), got {_show(start)}")
+            self.err(f"{field}.start", f"must be < duration ({duration:g} s), got {show(start)}")
             return False
         if stop is not None and parse_time(stop) <= parse_time(hi):
-            self.err(f"{field}.stop", f"must be > start ({parse_time(hi):g} s), got {_show(stop)}")
+            self.err(f"{field}.stop", f"must be > start ({parse_time(hi):g} s), got {show(stop)}")
             return False
         return True
 
@@ -450,7 +450,7 @@ class _Resolver:
         try:
             t = Transport.model_validate(data)
         except ValidationError as e:
-            for f, m in _flatten(e):
+            for f, m in flatten(e):
                 self.err(f"{field}.{f}", m)
             return None
         mss = int(round(parse_size(t.mss)))
