@@ -285,6 +285,16 @@ def test_graph_self_loop_and_no_route():
     assert "no route from 'a' to 'c'" in str(e.value)
 
 
+def test_graph_duplicate_node_names():
+    # A name listed twice is reported (it used to crash with a KeyError in the route search).
+    data = {
+        "duration": "2s",
+        "topology": {"kind": "graph", "nodes": ["a", "b", "a"], "links": [{"src": "a", "dst": "b", "rate": "10Mbps"}]},
+        "flows": [{"cc": "newreno", "src": "a", "dst": "b"}],
+    }
+    reject(data, "topology.nodes", "must be unique")
+
+
 def test_graph_link_missing_src():
     data = {
         "duration": "2s",

@@ -111,7 +111,7 @@ def test_repository_paths_in_backticks_exist(doc):
     text = FENCE.sub("", doc.read_text(encoding="utf-8"))
     missing = []
     for written in REPO_PATH.findall(text):
-        path, symbol = (written.rstrip(".,;:)").split("::", 1) + [""])[:2]
+        path, symbol = [*written.rstrip(".,;:)").split("::", 1), ""][:2]
         if re.search(r"[<>*{}…]", path):  # a pattern (`docs/algorithms/<name>.md`), not a path
             continue
         if (ROOT / path).exists() or _generated(path):

@@ -180,7 +180,7 @@ def test_kernel_cubic_vs_our_cubic():
     res = {}
     for cc in ("kernel:cubic", "cubic"):
         d = dumbbell(cc, [{"cc": cc, "rtt": "40ms"}], "50Mbps", 8, 3)
-        res[cc] = quiet(lambda: net.run(d, progress=False).summary)
+        res[cc] = quiet(lambda d=d: net.run(d, progress=False).summary)
         show(cc, res[cc])
     k, o = (res[c]["flows"][0]["goodput_bps"] for c in ("kernel:cubic", "cubic"))
     assert rel(o, k) < 0.15
@@ -311,7 +311,7 @@ def test_cli_ctrl_c_writes_the_partial_result(tmp_path):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3.0)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["net"]["interrupted"] is True
@@ -471,7 +471,7 @@ def test_unprivileged_user_gets_the_message_and_loopback_works(request):
     spec = net.validate(cclab.Scenario.from_dict(sc, datapath="net"), loopback=True)
     (d / "spec.json").write_text(json.dumps(spec))
     (d / "spec.json").chmod(0o644)
-    run = lambda *a: subprocess.run(prefix + [str(binary), *a], capture_output=True, text=True, timeout=60)
+    run = lambda *a: subprocess.run([*prefix, str(binary), *a], capture_output=True, text=True, timeout=60)
     # The check names what is missing.
     info = json.loads(run("check").stdout)
     assert info["available"] is False and "root" in info["reason"], info

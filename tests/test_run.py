@@ -5,8 +5,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import cclab
 from cclab import metrics
@@ -207,7 +206,7 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     time.sleep(1.5)
     t0 = time.perf_counter()
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     # the simulator looks for signals every ~0.25 s of wall time

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import cclab
 from cclab import net
-
 from compare import group_goodput  # same directory: the ns-3 cross-check's per-RTT-group mean
 
 HERE = Path(__file__).resolve().parent

@@ -5,10 +5,11 @@
 >>> res.summary["jain"], res.flows.head()              # doctest: +SKIP
 """
 from . import metrics
-from .runner import Result, run
+from .results import Result
+from .runner import run
 from .scenario import Scenario, ScenarioError
 
-__all__ = ["Scenario", "ScenarioError", "Result", "run", "metrics", "algorithms", "queues"]
+__all__ = ["Result", "Scenario", "ScenarioError", "algorithms", "metrics", "queues", "run"]
 
 
 def algorithms() -> list[str]:

@@ -1,5 +1,5 @@
 """cclab._native: the compiled core (crates/cclab-py). Private: use the ``cclab`` package."""
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 
@@ -14,7 +14,7 @@ class SpecError(ValueError):
     """Why."""
 
 def run(
-    spec_json: str, progress: Optional[Callable[[float], object]] = None
+    spec_json: str, progress: Callable[[float], object] | None = None
 ) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Simulates a run spec (JSON). Returns (result JSON without the series, flow series columns, link
     series columns). The GIL is released while the simulator runs; ``progress(sim_time_s)`` is called at
@@ -31,8 +31,8 @@ def validate_queue(
     kind: str,
     params_json: str,
     rate_bps: float,
-    buffer_pkts: Optional[int] = None,
-    buffer_bytes: Optional[int] = None,
+    buffer_pkts: int | None = None,
+    buffer_bytes: int | None = None,
     packet_size: int = 1500,
 ) -> None:
     """Builds the named queue discipline; raises SpecError (``field``: "queue" or the parameter's name)."""

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from .scenario import Scenario, ScenarioError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .reproduce import Report
 
 
 def _fail(e: Exception) -> None:
@@ -126,7 +131,7 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) ->
         click.echo(f"wrote {where}/reproduce.json and each run's results")
 
 
-def _print_report(rep) -> None:
+def _print_report(rep: Report) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -136,9 +141,9 @@ def _print_report(rep) -> None:
     for c, kw in (("claim", {"ratio": 3}), ("paper", {"ratio": 2}), ("measured (cclab)", {"ratio": 3}),
                   ("criterion", {"ratio": 2}), ("holds", {"justify": "center"})):
         t.add_column(c, **kw)
-    for c in rep.claims:
-        t.add_row(c.claim, c.paper, c.measured, c.criterion,
-                  {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[c.holds])
+    for claim in rep.claims:
+        t.add_row(claim.claim, claim.paper, claim.measured, claim.criterion,
+                  {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[claim.holds])
     Console(width=160).print(t)
 
 
@@ -184,7 +189,7 @@ def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], schedul
         sys.exit(1)
 
 
-def _print_sweep(t) -> None:
+def _print_sweep(t: pd.DataFrame) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -196,7 +201,7 @@ def _print_sweep(t) -> None:
     g = t.groupby(keys, dropna=False)[cols].mean().reset_index() if keys else t[cols].mean().to_frame().T
     n = t.groupby(keys, dropna=False).size().to_numpy() if keys else [len(t)]
     tab = Table(title="mean over seeds")
-    for c in keys + ["runs"] + cols:
+    for c in [*keys, "runs", *cols]:
         tab.add_column(c, justify="right")
     for (_, r), k in zip(g.iterrows(), n):
         tab.add_row(*[str(r[c]) for c in keys], str(k), *[f"{r[c]:.4g}" for c in cols])

@@ -10,13 +10,15 @@
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Optional
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 
-def jain(x: Sequence[float]) -> float:
+def jain(x: ArrayLike) -> float:
     """Jain's fairness index of the allocations ``x`` (1 = perfectly fair, 1/n = one takes all)."""
     a = np.asarray(x, dtype=float)
     if a.size == 0:
@@ -27,13 +29,13 @@ def jain(x: Sequence[float]) -> float:
     return float(np.sum(a) ** 2 / (a.size * s2))
 
 
-def asymmetry(x1: Sequence[float], x2: Sequence[float]) -> float:
+def asymmetry(x1: ArrayLike, x2: ArrayLike) -> float:
     """(x̄1 − x̄2) / (x̄1 + x̄2): > 0 when group 1 takes more (Libra TR §V); 0 when both are idle."""
-    m1, m2 = float(np.mean(x1)), float(np.mean(x2))
+    m1, m2 = float(np.mean(np.asarray(x1, dtype=float))), float(np.mean(np.asarray(x2, dtype=float)))
     return (m1 - m2) / (m1 + m2) if m1 + m2 > 0 else 0.0
 
 
-def stability_index(rates: Sequence[Sequence[float]]) -> float:
+def stability_index(rates: Iterable[ArrayLike]) -> float:
     """FAST §VI stability index of an interval of fixed flow composition.
 
     For flow i with throughput samples x_i(1..m) and mean x̄_i:
@@ -48,7 +50,7 @@ def stability_index(rates: Sequence[Sequence[float]]) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
-def responsiveness_index(t: Sequence[float], rates: Sequence[Sequence[float]], tol: float = 0.1) -> float:
+def responsiveness_index(t: ArrayLike, rates: Iterable[ArrayLike], tol: float = 0.1) -> float:
     """FAST §VI responsiveness index of an interval, in seconds.
 
     Running averages x̄_i(k) = (1/k) Σ_{j≤k} x_i(j) over the samples of the interval;
@@ -82,7 +84,7 @@ def loss_rate(lost: float, arrived: float) -> float:
     return lost / arrived if arrived > 0 else 0.0
 
 
-def p95(x: Sequence[float]) -> float:
+def p95(x: ArrayLike) -> float:
     """95th percentile (linear interpolation), e.g. of queueing delays; NaN for no data."""
     a = np.asarray(x, dtype=float)
     return float(np.percentile(a, 95)) if a.size else float("nan")

@@ -4,7 +4,7 @@ A scenario is resolved exactly as for the simulator (:meth:`Scenario.to_spec`), 
 real datapath can do (a dumbbell, rates ≤ 200 Mbit/s, no cross traffic, …), and handed as JSON to the
 ``cclab-net`` binary (crates/cclab-net), which builds two network namespaces with a userspace link
 emulator between them and runs the flows on real sockets in real time. Its result becomes the same
-:class:`~cclab.runner.Result` as a simulation — summary.json with the same keys (``net`` in place of
+:class:`~cclab.results.Result` as a simulation — summary.json with the same keys (``net`` in place of
 ``sim``), timeseries.parquet with the same columns, the same plots — so one command compares the two.
 
 Without root (or namespaces), ``loopback=True`` / ``cclab net run --loopback`` runs our transport on
@@ -30,11 +30,11 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from .runner import Result, _add_rates, _frame, build_summary
-from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioError, _show
+from .errors import ScenarioError, show
+from .progress import Progress
+from .results import Result, build_summary, flow_table, frame, link_table
+from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
 from .units import parse_rate
-
-ScenarioLike = Union[Scenario, dict, str, Path]
 
 # The measured limit of the 2-core machine (docs/real-datapath.md): at 200 Mbit/s the emulator and the
 # TCP stacks keep one core busy. crates/cclab-net/src/run.rs enforces the same number.
@@ -115,19 +115,19 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
         for f in spec["flows"]:
             if f["cc"].startswith("kernel:") and f["group"] not in seen:
                 seen.add(f["group"])
-                errors.append((f"flows[{f['group']}].cc", f"{_show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
+                errors.append((f"flows[{f['group']}].cc", f"{show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
                                                           "loopback mode runs our transport only"))
     topo = sc.topology
     if not isinstance(topo, Dumbbell):
         errors.append(("topology.kind", f"the real datapath runs a dumbbell only (two hosts, one bottleneck), "
-                                        f"got {_show(topo.kind)}; allowed: \"dumbbell\""))
+                                        f"got {show(topo.kind)}; allowed: \"dumbbell\""))
     else:
         for name, link in (("topology.bottleneck", topo.bottleneck), ("topology.reverse", topo.reverse)):
             if link is not None and parse_rate(link.rate) > MAX_RATE_BPS:
                 errors.append((f"{name}.rate", f"must be <= 200 Mbit/s on the real datapath (the measured limit "
-                                               f"of this machine, docs/real-datapath.md), got {_show(link.rate)}"))
+                                               f"of this machine, docs/real-datapath.md), got {show(link.rate)}"))
     for i, t in enumerate(sc.traffic):
-        errors.append((f"traffic[{i}].kind", f"cross traffic ({_show(t.kind)}) is simulator-only; the real datapath "
+        errors.append((f"traffic[{i}].kind", f"cross traffic ({show(t.kind)}) is simulator-only; the real datapath "
                                              "runs the scenario's flows only (allowed: no [[traffic]])"))
     if sc.trace_packets:
         errors.append(("trace_packets", "the per-packet trace is simulator-only; allowed on the real datapath: false"))
@@ -140,14 +140,6 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
     if errors:
         raise ScenarioError(errors)
     return spec
-
-
-def _as_scenario(s: ScenarioLike) -> Scenario:
-    if isinstance(s, Scenario):
-        return s
-    if isinstance(s, dict):
-        return Scenario.from_dict(s, datapath="net")
-    return Scenario.load(s, datapath="net")
 
 
 def run(
@@ -165,7 +157,7 @@ def run(
     the real datapath cannot run, :class:`NetUnavailable` when it cannot run here, and
     :class:`NetInterrupted` (carrying the partial result) on Ctrl-C. ``loopback``: no namespaces, no root —
     our transport on 127.0.0.1 through the emulator as a UDP relay (kernel TCP is refused)."""
-    sc = _as_scenario(scenario)
+    sc = as_scenario(scenario, datapath="net")
     spec = validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
     binary = _need_binary()
     with tempfile.TemporaryDirectory(prefix="cclab-net-") as tmp:
@@ -179,7 +171,7 @@ def run(
                                     stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
                                     preexec_fn=_die_with_parent)
             interrupted = False
-            bar = _Progress(spec["duration"]) if progress else None
+            bar = Progress(spec["duration"], "real run") if progress else None
             try:
                 assert proc.stdin is not None
                 proc.stdin.write(json.dumps(spec).encode())
@@ -228,29 +220,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass  # not Linux: nothing to arrange (cclab-net runs only on Linux anyway)
-
-
-class _Progress:
-    """A progress bar over the run's (real) time, shown once a run has lasted 2 s."""
-
-    def __init__(self, duration: float):
-        self.duration, self.t0, self.bar, self.task = duration, time.monotonic(), None, None
-
-    def update(self, t: float) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.t0 < 2.0:
-                return
-            from rich.progress import BarColumn, Progress, TextColumn
-
-            self.bar = Progress(TextColumn("real run"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
-                                transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("net", total=self.duration)
-        self.bar.update(self.task, completed=t)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def _stop_child(proc: subprocess.Popen) -> None:
@@ -317,7 +286,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
         }
         for k, v in s["state"].items():
             cols[k] = np.asarray(v + [np.nan] * (n - len(v)), dtype=float)
-        frows.append(_frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "flow"))
+        frows.append(frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "flow"))
     sim_links, lrows = [], []
     for l, ls in zip(raw["links"], spec["links"]):
         s = l["series"]
@@ -331,7 +300,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
             qd = np.asarray(s["queue_bytes"][a:b + 1], dtype=float) * 8.0 / ls["rate_bps"]
             mean_qd, p95_qd = float(qd.mean()), float(np.percentile(qd, 95))
         else:
-            d = {k: 0.0 for k in cum}
+            d = dict.fromkeys(cum, 0.0)
             mean_qd = p95_qd = 0.0
         sim_links.append({
             # cclab-net's window `drops` include random losses; the simulator's are queue drops only.
@@ -350,16 +319,9 @@ def from_raw(raw: dict, spec: dict) -> Result:
                 "random_losses": s["random_losses"], "arrivals": s["arrivals"], "tx_bytes": s["departure_bytes"]}
         for k, v in s["state"].items():
             cols[k] = np.asarray(v, dtype=float)
-        lrows.append(_frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))
-    flows = pd.concat(frows, ignore_index=True) if frows else pd.DataFrame()
-    flows = _add_rates(flows, "flow", "delivered_bytes")
-    for col in ("srtt", "min_rtt"):
-        if col in flows:  # 0 = no RTT sample yet, as in the simulator's series
-            flows[col] = flows[col].where(flows[col] > 0)
-    links = pd.concat(lrows, ignore_index=True) if lrows else pd.DataFrame()
-    if not links.empty:
-        links = _add_rates(links, "link", "tx_bytes")
-        links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec["links"])})
+        lrows.append(frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))
+    flows = flow_table(pd.concat(frows, ignore_index=True) if frows else pd.DataFrame())
+    links = link_table(pd.concat(lrows, ignore_index=True) if lrows else pd.DataFrame(), spec)
     fwd = [l["counters"] for l in raw["links"]]
     injected = sum(c["arrivals"] for c in fwd)
     dropped = sum(c["queue_drops"] + c["random_drops"] for c in fwd)

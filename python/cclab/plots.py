@@ -10,15 +10,17 @@ from pathlib import Path
 from typing import Optional
 
 import pandas as pd
+
 # The object API, not pyplot: no global figure registry (safe to import from a background thread, see
 # runner.run) and nothing to close.
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 MAX_LEGEND = 12
 
 
-def _style(ax, ylabel: str, summary: dict) -> None:
+def _style(ax: Axes, ylabel: str, summary: dict) -> None:
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
@@ -27,7 +29,7 @@ def _style(ax, ylabel: str, summary: dict) -> None:
     ax.axvspan(m0, m1, color="0.5", alpha=0.08, lw=0, label="measurement window")
 
 
-def _figure():
+def _figure() -> tuple[Figure, Axes]:
     fig = Figure(figsize=(7, 4), dpi=150)
     FigureCanvasAgg(fig)
     # Fixed margins that fit the labels at this size: tight_layout would draw every figure twice.
@@ -35,7 +37,7 @@ def _figure():
     return fig, fig.add_subplot()
 
 
-def _save(fig, ax, out: Path, name: str, title: str, legend: bool) -> Path:
+def _save(fig: Figure, ax: Axes, out: Path, name: str, title: str, legend: bool) -> Path:
     if legend:
         # A fixed corner: loc="best" tests every candidate position against every line (~0.1 s/figure).
         ax.legend(fontsize=7, loc="upper right", framealpha=0.9)

@@ -1,12 +1,12 @@
-"""The scenario file (docs/scenario.md): a pydantic model, its validation errors, and its resolution
-into the simulator's flat run spec (SI units, directional links, per-flow paths and access delays).
+"""The scenario file (docs/scenario.md): a pydantic model and its resolution into the simulator's flat
+run spec (SI units, directional links, per-flow paths and access delays). Each topology kind is resolved
+by its class in :mod:`cclab.topology`; quantities are parsed and checked by :mod:`cclab.units`.
 
-Every rejection is a :class:`ScenarioError` (a ``ValueError``) whose message names the field:
-``flows[1].rtt: must be > 0, got "-5ms"``.
+Every rejection is a :class:`~cclab.errors.ScenarioError` (a ``ValueError``) whose message names the
+field: ``flows[1].rtt: must be > 0, got "-5ms"``.
 """
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import sys
@@ -27,11 +27,12 @@ from pydantic import (
     Tag,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from . import _native
-from .units import UnitError, parse_buffer, parse_rate, parse_size, parse_time
+from .errors import ScenarioError, flatten, show
+from .topology import resolver
+from .units import UnitError, check_buffer, nonneg, parse_buffer, parse_rate, parse_size, parse_time, positive
 
 # Linux kernel TCP congestion controls a flow may name as ``cc = "kernel:<name>"``: real datapath only
 # (``cclab net run``; the set crates/cclab-net/src/tcp.rs accepts). The simulator has no kernel inside.
@@ -44,18 +45,14 @@ def _quantity_type(v: Any) -> Any:
     # Checked before pydantic's union so that a wrong type gives one message, not one per member, and a
     # TOML boolean is not silently read as 1 (bool is an int in Python).
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        raise ValueError(f"must be a number (SI base unit) or a string with a unit, got {_show(v)}")
+        raise ValueError(f"must be a number (SI base unit) or a string with a unit, got {show(v)}")
     return v
 
 
 def _param_type(v: Any) -> Any:
     if not isinstance(v, (bool, str, int, float)):
-        raise ValueError(f"must be a number, a boolean or a string, got {_show(v)}")
+        raise ValueError(f"must be a number, a boolean or a string, got {show(v)}")
     return v
-
-
-def _show(v: Any) -> str:
-    return json.dumps(v, default=str)
 
 
 Quantity = Annotated[Union[str, int, float], BeforeValidator(_quantity_type)]
@@ -67,59 +64,8 @@ _LIMITS = _native.limits()
 MAX_SERIES_ROWS = _LIMITS["max_series_rows"]
 
 
-class ScenarioError(ValueError):
-    """A scenario that cannot run. ``errors`` holds (field, message) pairs."""
-
-    def __init__(self, errors: list[tuple[str, str]]):
-        # One message per (field, problem), in the order found (a problem may be seen twice, e.g. a
-        # dumbbell's bottleneck settings are checked for both directions).
-        uniq: list[tuple[str, str]] = []
-        for e in errors:
-            if e not in uniq:
-                uniq.append(e)
-        errors = uniq
-        self.errors = errors
-        super().__init__("\n".join(f"{f}: {m}" if f else m for f, m in errors))
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
-
-
-def _bounded(parse, strict: bool):
-    """A field validator: parse the quantity (unit errors become field errors) and require > 0
-    (``strict``) or >= 0."""
-
-    def check(v: Any) -> Any:
-        if v is None:
-            return v
-        try:
-            x = parse(v)
-        except UnitError as e:
-            raise ValueError(str(e)) from None
-        if (x <= 0) if strict else (x < 0):
-            raise ValueError(f"must be {'>' if strict else '>='} 0, got {json.dumps(v)}")
-        return v
-
-    return check
-
-
-def _positive(parse, _what: str = ""):
-    return _bounded(parse, strict=True)
-
-
-def _nonneg(parse):
-    return _bounded(parse, strict=False)
-
-
-def _check_buffer(v: Any) -> Any:
-    try:
-        _, x = parse_buffer(v)
-    except UnitError as e:
-        raise ValueError(str(e)) from None
-    if not x > 0:
-        raise ValueError(f"must be > 0, got {json.dumps(v)}")
-    return v
 
 
 class Transport(_Model):
@@ -133,8 +79,8 @@ class Transport(_Model):
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
     receive_window: Optional[Quantity] = None
 
-    _mss = field_validator("mss", "receive_window")(_positive(parse_size, "size"))
-    _dat = field_validator("delayed_ack_timeout", "min_rto")(_positive(parse_time, "time"))
+    _mss = field_validator("mss", "receive_window")(positive(parse_size))
+    _dat = field_validator("delayed_ack_timeout", "min_rto")(positive(parse_time))
 
 
 class Link(_Model):
@@ -146,9 +92,9 @@ class Link(_Model):
     loss: float = Field(0.0, ge=0.0, le=1.0)
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
 
-    _rate = field_validator("rate")(_positive(parse_rate, "rate"))
-    _delay = field_validator("delay")(_nonneg(parse_time))
-    _buf = field_validator("buffer")(_check_buffer)
+    _rate = field_validator("rate")(positive(parse_rate))
+    _delay = field_validator("delay")(nonneg(parse_time))
+    _buf = field_validator("buffer")(check_buffer)
 
     @field_validator("loss_schedule")
     @classmethod
@@ -162,7 +108,7 @@ class Link(_Model):
                 raise ValueError(f"[{i}] loss probability must be in [0, 1], got {p}")
         times = [parse_time(t) for t, _ in v]
         if any(b <= a for a, b in zip(times, times[1:])):
-            raise ValueError(f"times must be strictly increasing, got {_show([t for t, _ in v])}")
+            raise ValueError(f"times must be strictly increasing, got {show([t for t, _ in v])}")
         return v
 
 
@@ -192,9 +138,6 @@ class Graph(_Model):
     links: list[GraphLink] = Field(min_length=1)
 
 
-_TOPOLOGY_KINDS = ("dumbbell", "parking_lot", "graph")
-
-
 def _topology_kind(v: Any) -> Optional[str]:
     if isinstance(v, dict):
         return v.get("kind", "dumbbell")
@@ -210,7 +153,7 @@ Topology = Annotated[
 def _start_type(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         if len(v) != 2:
-            raise ValueError(f"must be a time or [lo, hi], got {_show(v)}")
+            raise ValueError(f"must be a time or [lo, hi], got {show(v)}")
         return [_quantity_type(x) for x in v]
     return _quantity_type(v)
 
@@ -228,15 +171,15 @@ class Flow(_Model):
     dst: Optional[str] = None
     transport: Optional[dict[str, Any]] = None
 
-    _rtt = field_validator("rtt")(_positive(parse_time, "time"))
-    _stop = field_validator("stop")(_nonneg(parse_time))
+    _rtt = field_validator("rtt")(positive(parse_time))
+    _stop = field_validator("stop")(nonneg(parse_time))
 
     @field_validator("start")
     @classmethod
     def _start(cls, v: Any) -> Any:
         vals = list(v) if isinstance(v, (list, tuple)) else [v]
         for x in vals:
-            _nonneg(parse_time)(x)
+            nonneg(parse_time)(x)
         if len(vals) == 2 and parse_time(vals[0]) > parse_time(vals[1]):
             raise ValueError(f"[lo, hi] needs lo <= hi, got {json.dumps(list(vals))}")
         return v
@@ -246,7 +189,7 @@ class Flow(_Model):
     def _size(cls, v: Any) -> Any:
         if v == "inf":
             return v
-        return _positive(parse_size, "size")(v)
+        return positive(parse_size)(v)
 
 
 class Traffic(_Model):
@@ -263,10 +206,10 @@ class Traffic(_Model):
     mean_off: Optional[Quantity] = None
     shape: Optional[float] = Field(None, gt=1.0)
 
-    _rate = field_validator("rate")(_positive(parse_rate, "rate"))
-    _ps = field_validator("packet_size")(_positive(parse_size, "size"))
-    _t = field_validator("start", "stop")(_nonneg(parse_time))
-    _on = field_validator("mean_on", "mean_off")(_positive(parse_time, "time"))
+    _rate = field_validator("rate")(positive(parse_rate))
+    _ps = field_validator("packet_size")(positive(parse_size))
+    _t = field_validator("start", "stop")(nonneg(parse_time))
+    _on = field_validator("mean_on", "mean_off")(positive(parse_time))
 
 
 class Scenario(_Model):
@@ -285,8 +228,8 @@ class Scenario(_Model):
     traffic: list[Traffic] = Field(default_factory=list)
     trace_packets: bool = False
 
-    _dur = field_validator("duration", "sample_interval")(_positive(parse_time, "time"))
-    _ps = field_validator("packet_size")(_positive(parse_size, "size"))
+    _dur = field_validator("duration", "sample_interval")(positive(parse_time))
+    _ps = field_validator("packet_size")(positive(parse_size))
 
     @field_validator("measure")
     @classmethod
@@ -294,14 +237,14 @@ class Scenario(_Model):
         if v is None:
             return v
         for x in v:
-            _nonneg(parse_time)(x)
+            nonneg(parse_time)(x)
         return v
 
     # ---- construction ----
 
     @classmethod
     def model_validate(cls, obj: Any, *, strict: Optional[bool] = None, from_attributes: Optional[bool] = None,
-                       context: Optional[Any] = None, datapath: str = "sim", **kwargs: Any) -> "Scenario":
+                       context: Optional[Any] = None, datapath: str = "sim", **kwargs: Any) -> Scenario:
         """Validates a scenario dict completely: the model (keys, types, units) and then everything that
         needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters). Every problem
         is reported at once in one :class:`ScenarioError`. ``datapath="net"`` validates for the real
@@ -309,19 +252,19 @@ class Scenario(_Model):
         try:
             sc = super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as e:
-            raise ScenarioError(_flatten(e)) from None
+            raise ScenarioError(flatten(e)) from None
         sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms) happen here
         return sc
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], datapath: str = "sim") -> "Scenario":
+    def from_dict(cls, data: dict[str, Any], datapath: str = "sim") -> Scenario:
         """Same as :meth:`model_validate`."""
         if not isinstance(data, dict):
             raise ScenarioError([("", f"a scenario is a table (dict), got {type(data).__name__}")])
         return cls.model_validate(data, datapath=datapath)
 
     @classmethod
-    def from_toml(cls, text: str, datapath: str = "sim") -> "Scenario":
+    def from_toml(cls, text: str, datapath: str = "sim") -> Scenario:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -329,7 +272,7 @@ class Scenario(_Model):
         return cls.from_dict(data, datapath=datapath)
 
     @classmethod
-    def load(cls, path: Union[str, Path], datapath: str = "sim") -> "Scenario":
+    def load(cls, path: Union[str, Path], datapath: str = "sim") -> Scenario:
         p = Path(path)
         try:
             text = p.read_text()
@@ -351,54 +294,31 @@ class Scenario(_Model):
             raise ScenarioError(errors)
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < _LIMITS["seed_limit"]:
-                raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {_show(seed)}")])
+                raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {show(seed)}")])
             spec["seed"] = seed
         if trace_packets is not None:
             spec["trace_packets"] = trace_packets
         return spec
 
 
-def _flatten(e: ValidationError) -> list[tuple[str, str]]:
-    out = []
-    for err in e.errors():
-        loc = ""
-        parts = list(err["loc"])
-        for i, part in enumerate(parts):
-            if isinstance(part, int):
-                loc += f"[{part}]"
-            elif i > 0 and parts[i - 1] == "topology" and part in _TOPOLOGY_KINDS:
-                continue  # the discriminated union's tag, not a key the user wrote
-            else:
-                loc += ("." if loc else "") + str(part)
-        msg = err["msg"]
-        for prefix in ("Value error, ", "Assertion failed, "):
-            if msg.startswith(prefix):
-                msg = msg[len(prefix):]
-        kind = err["type"]
-        if kind == "extra_forbidden":
-            msg = "unknown key"
-        elif kind == "missing":
-            msg = "required"
-        elif kind == "union_tag_invalid":
-            loc += ".kind"
-            msg = f"must be one of {', '.join(map(_show, _TOPOLOGY_KINDS))}, got {_show(err['ctx']['tag'])}"
-        elif kind == "union_tag_not_found" or kind == "model_attributes_type" or kind == "dict_type":
-            msg = f"must be a table, got {_show(err.get('input'))}"
-        elif kind.startswith("literal_error"):
-            msg = f"{msg}, got {_show(err.get('input'))}"
-        elif "input" in err and kind != "value_error" and not isinstance(err["input"], (dict, list)):
-            msg = f"{msg}, got {_show(err['input'])}"
-        out.append((loc, msg))
-    # Keep one message per field (the first is the most specific).
-    seen, uniq = set(), []
-    for f, m in out:
-        if f not in seen:
-            seen.add(f)
-            uniq.append((f, m))
-    return uniq
+# What ``cclab.run`` and ``cclab.net.run`` accept as a scenario.
+ScenarioLike = Union[Scenario, dict, str, Path]
+
+
+def as_scenario(s: ScenarioLike, datapath: str = "sim") -> Scenario:
+    """``s`` if it is a :class:`Scenario`, else validated from a dict or loaded from a TOML file, for
+    ``datapath``."""
+    if isinstance(s, Scenario):
+        return s
+    if isinstance(s, dict):
+        return Scenario.from_dict(s, datapath=datapath)
+    return Scenario.load(s, datapath=datapath)
 
 
 class _Resolver:
+    """Resolves a validated scenario into the run spec for ``datapath``, appending every problem found
+    to ``errors`` (``to_spec`` raises them together)."""
+
     def __init__(self, sc: Scenario, errors: list[tuple[str, str]], datapath: str = "sim"):
         self.sc = sc
         self.errors = errors
@@ -424,7 +344,8 @@ class _Resolver:
         base_transport = sc.transport
         self.packet_size = packet_size
 
-        links, fwd_of, rev_of, path_fn = self._topology()
+        topo = resolver(sc.topology, self.err)
+        links = topo.links
         flows = []
         rtts_per_link: dict[int, list[float]] = {}
         for g, f in enumerate(sc.flows):
@@ -433,21 +354,10 @@ class _Resolver:
             if tr is None:
                 continue
             self._check_sender(f, field, tr)
-            paths = path_fn(f, field)
-            if paths is None:
+            route = topo.route(f, field)
+            if route is None:
                 continue
-            path, ack_path, prop_rtt = paths
-            if f.rtt is None:
-                if not isinstance(sc.topology, Graph):
-                    self.err(f"{field}.rtt", "required")
-                    continue
-                rtt = prop_rtt
-            else:
-                rtt = parse_time(f.rtt)
-            extra = (rtt - prop_rtt) / 2.0
-            if extra < -1e-12:
-                self.err(f"{field}.rtt", f"must be >= the round-trip delay of its links ({prop_rtt * 1e3:g} ms), got {json.dumps(f.rtt)}")
-                continue
+            path, ack_path, rtt, access_delay = route
             start: Any
             if isinstance(f.start, (list, tuple)):
                 start = [parse_time(f.start[0]), parse_time(f.start[1])]
@@ -464,30 +374,31 @@ class _Resolver:
             for _ in range(f.count):
                 flows.append({
                     "group": g, "cc": f.cc, "params": f.params, "path": path, "ack_path": ack_path,
-                    "extra_delay_fwd": max(extra, 0.0), "extra_delay_rev": max(extra, 0.0), "rtt": rtt,
+                    "extra_delay_fwd": access_delay, "extra_delay_rev": access_delay, "rtt": rtt,
                     "start": start, "stop": stop, "size": size, "transport": tr,
                 })
         traffic = []
         for i, t in enumerate(sc.traffic):
             field = f"traffic[{i}]"
-            path = self._traffic_path(t, field, fwd_of, rev_of)
-            if path is None or not self._check_window(field, t.start, t.stop, duration):
+            tpath = topo.traffic_path(t, field)
+            if tpath is None or not self._check_window(field, t.start, t.stop, duration):
                 continue
             traffic.append({
                 "kind": t.kind, "rate_bps": parse_rate(t.rate), "packet_size": int(round(parse_size(t.packet_size))),
                 "start": parse_time(t.start), "stop": parse_time(t.stop) if t.stop is not None else None,
-                "path": path,
+                "path": tpath,
                 "mean_on": parse_time(t.mean_on) if t.mean_on is not None else None,
                 "mean_off": parse_time(t.mean_off) if t.mean_off is not None else None,
                 "shape": t.shape,
             })
         rows = (math.floor(duration / sample) + 1) * (len(flows) + len(links))
         if rows > MAX_SERIES_ROWS:
-            self.err("sample_interval", f"{_show(sc.sample_interval)} would record {rows:,} time-series rows "
+            self.err("sample_interval", f"{show(sc.sample_interval)} would record {rows:,} time-series rows "
                      f"(samples × (flows + links)); at most {MAX_SERIES_ROWS:,}: use a coarser sample_interval")
         # Buffers: BDP = rate × the largest RTT of the flows crossing the link.
         out_links = []
-        for i, (cfg, field) in enumerate(links):
+        for i, cfg in enumerate(links):
+            field = cfg.field
             kind, x = parse_buffer(cfg.buffer)
             bp, bb = None, None
             if kind == "pkts":
@@ -522,23 +433,24 @@ class _Resolver:
 
     def _check_window(self, field: str, start: Any, stop: Any, duration: float) -> bool:
         """A flow or traffic source must start before the run ends and stop after it starts."""
-        lo, hi = (start if isinstance(start, (list, tuple)) else (start, start))
+        _, hi = (start if isinstance(start, (list, tuple)) else (start, start))
         if parse_time(hi) >= duration:
-            self.err(f"{field}.start", f"must be < duration ({duration:g} s), got {_show(start)}")
+            self.err(f"{field}.start", f"must be < duration ({duration:g} s), got {show(start)}")
             return False
         if stop is not None and parse_time(stop) <= parse_time(hi):
-            self.err(f"{field}.stop", f"must be > start ({parse_time(hi):g} s), got {_show(stop)}")
+            self.err(f"{field}.stop", f"must be > start ({parse_time(hi):g} s), got {show(stop)}")
             return False
         return True
 
-    def _transport(self, base: Transport, override: Optional[dict[str, Any]], field: str, packet_size: int):
+    def _transport(self, base: Transport, override: Optional[dict[str, Any]], field: str,
+                   packet_size: int) -> Optional[dict[str, Any]]:
         data = base.model_dump()
         if override:
             data.update(override)
         try:
             t = Transport.model_validate(data)
         except ValidationError as e:
-            for f, m in _flatten(e):
+            for f, m in flatten(e):
                 self.err(f"{field}.{f}", m)
             return None
         mss = int(round(parse_size(t.mss)))
@@ -574,149 +486,3 @@ class _Resolver:
             _native.validate_sender(f.cc, json.dumps(f.params), tr["mss"], tr["packet_size"], tr["initial_cwnd"])
         except _native.SpecError as e:
             self.err(f"{field}.cc" if e.field == "cc" else f"{field}.params.{e.field}", e.message)
-
-    # ---- topologies ----
-
-    def _topology(self):
-        topo = self.sc.topology
-        links: list[tuple[Link, str]] = []
-        if isinstance(topo, Dumbbell):
-            b = topo.bottleneck
-            links.append((b, "topology.bottleneck"))
-            if topo.reverse is not None:
-                links.append((topo.reverse, "topology.reverse"))
-            else:
-                links.append((Link(rate=b.rate, delay=b.delay, buffer=b.buffer, queue="droptail"), "topology.bottleneck"))
-            delay = parse_time(b.delay)
-            rev_delay = parse_time(links[1][0].delay)
-
-            def path_fn(f: Flow, field: str):
-                for key in ("links", "src", "dst"):
-                    if getattr(f, key) is not None:
-                        self.err(f"{field}.{key}", "a dumbbell flow crosses the bottleneck: it takes no links/src/dst")
-                        return None
-                return [0], [1], delay + rev_delay
-
-            return links, {0: 0}, {0: 1}, path_fn
-        if isinstance(topo, ParkingLot):
-            n = len(topo.links)
-            for i, l in enumerate(topo.links):
-                links.append((l, f"topology.links[{i}]"))
-            # Reverse direction of each link: same rate, delay and buffer, drop-tail, no random loss (ACKs).
-            for i, l in enumerate(topo.links):
-                links.append((Link(rate=l.rate, delay=l.delay, buffer=l.buffer, queue="droptail"), f"topology.links[{i}]"))
-
-            def path_fn(f: Flow, field: str):
-                for key in ("src", "dst"):
-                    if getattr(f, key) is not None:
-                        self.err(f"{field}.{key}", "a parking_lot flow names the links it crosses (links = [0, 1]), not src/dst")
-                        return None
-                if not f.links:
-                    self.err(f"{field}.links", "required for parking_lot: the link indices the flow crosses, e.g. [0, 1]")
-                    return None
-                for k, l in enumerate(f.links):
-                    if not 0 <= l < n:
-                        self.err(f"{field}.links[{k}]", f"link {l} does not exist (parking_lot has links 0..{n - 1})")
-                        return None
-                if len(set(f.links)) != len(f.links):
-                    self.err(f"{field}.links", f"a link may appear only once, got {f.links}")
-                    return None
-                path = list(f.links)
-                ack = [n + l for l in reversed(path)]
-                prop = 2 * sum(parse_time(topo.links[l].delay) for l in path)
-                return path, ack, prop
-
-            return links, {i: i for i in range(n)}, {i: n + i for i in range(n)}, path_fn
-        # graph: every undirected link becomes two directional links (2k: src->dst, 2k+1: dst->src)
-        assert isinstance(topo, Graph)
-        nodes = {name: i for i, name in enumerate(topo.nodes)}
-        if len(nodes) != len(topo.nodes):
-            self.err("topology.nodes", "node names must be unique")
-        adj: dict[int, list[tuple[int, int, float]]] = {i: [] for i in range(len(nodes))}
-        for k, l in enumerate(topo.links):
-            for end in ("src", "dst"):
-                if getattr(l, end) not in nodes:
-                    self.err(f"topology.links[{k}].{end}", f"unknown node {getattr(l, end)!r}; nodes: {', '.join(topo.nodes)}")
-            if l.src == l.dst:
-                self.err(f"topology.links[{k}]", f"a link joins two different nodes, got {l.src!r} to itself")
-            # A graph link is a cable between two routers: both directions get every setting of it
-            # (queue, parameters, random loss), unlike a dumbbell's or parking lot's reverse (ACK) side.
-            links.append((l, f"topology.links[{k}]"))
-            links.append((Link(**l.model_dump(exclude={"src", "dst"})), f"topology.links[{k}]"))
-            if l.src in nodes and l.dst in nodes:
-                d = parse_time(l.delay)
-                adj[nodes[l.src]].append((nodes[l.dst], 2 * k, d))
-                adj[nodes[l.dst]].append((nodes[l.src], 2 * k + 1, d))
-
-        def shortest(src: int, dst: int) -> Optional[list[int]]:
-            # Dijkstra by delay; ties broken by hop count, then by link index: deterministic.
-            best: dict[int, tuple[float, int, list[int]]] = {src: (0.0, 0, [])}
-            heap = [(0.0, 0, [], src)]
-            while heap:
-                d, h, path, u = heapq.heappop(heap)
-                if u == dst:
-                    return path
-                if (d, h, path) != best.get(u):
-                    continue
-                for v, lid, w in adj[u]:
-                    cand = (d + w, h + 1, path + [lid])
-                    if v not in best or cand < best[v]:
-                        best[v] = cand
-                        heapq.heappush(heap, (cand[0], cand[1], cand[2], v))
-            return None
-
-        def path_fn(f: Flow, field: str):
-            if f.links is not None:
-                self.err(f"{field}.links", "a graph flow names src and dst (routes are shortest paths), not links")
-                return None
-            if not f.src or not f.dst:
-                self.err(field, "a graph flow needs src and dst")
-                return None
-            if f.src == f.dst:
-                self.err(f"{field}.dst", f"must differ from src, got {f.dst!r}")
-                return None
-            for end in ("src", "dst"):
-                if getattr(f, end) not in nodes:
-                    self.err(f"{field}.{end}", f"unknown node {getattr(f, end)!r}; nodes: {', '.join(topo.nodes)}")
-                    return None
-            path = shortest(nodes[f.src], nodes[f.dst])
-            if path is None or not path:
-                self.err(field, f"no route from {f.src!r} to {f.dst!r}")
-                return None
-            ack = [l ^ 1 for l in reversed(path)]
-            prop = 2 * sum(parse_time(topo.links[l // 2].delay) for l in path)
-            return path, ack, prop
-
-        self._graph_path = path_fn
-        return links, None, None, path_fn
-
-    def _traffic_path(self, t: Traffic, field: str, fwd_of, rev_of) -> Optional[list[int]]:
-        kind = self.sc.topology.kind
-        if kind != "graph":
-            for key in ("src", "dst"):
-                if getattr(t, key) is not None:
-                    self.err(f"{field}.{key}", f"{kind} traffic names links, not src/dst")
-                    return None
-        elif t.links is not None:
-            self.err(f"{field}.links", "graph traffic names src and dst, not links")
-            return None
-        if kind == "dumbbell":
-            if t.links is not None and t.links != [0]:
-                self.err(f"{field}.links", f"a dumbbell has one bottleneck: links must be [0] or absent, got {t.links}")
-                return None
-            return [1] if t.reverse else [0]
-        if kind == "parking_lot":
-            n = len(fwd_of)
-            if not t.links:
-                self.err(f"{field}.links", "required for parking_lot")
-                return None
-            for k, l in enumerate(t.links):
-                if not 0 <= l < n:
-                    self.err(f"{field}.links[{k}]", f"link {l} does not exist (parking_lot has links 0..{n - 1})")
-                    return None
-            return [rev_of[l] for l in reversed(t.links)] if t.reverse else list(t.links)
-        fake = Flow.model_construct(cc="", src=t.src, dst=t.dst, links=None)
-        res = self._graph_path(fake, field)
-        if res is None:
-            return None
-        return res[1] if t.reverse else res[0]

@@ -43,14 +43,18 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .scenario import Scenario, ScenarioError, tomllib  # tomllib: tomli before Python 3.11
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[(?:\d+|\*)\])*)$")
 
@@ -271,7 +275,7 @@ class _Lock:
             os.close(self.fd)
             self.fd = None
 
-    def __enter__(self) -> "_Lock":
+    def __enter__(self) -> _Lock:
         self.acquire()
         return self
 
@@ -280,7 +284,7 @@ class _Lock:
 
 
 @contextmanager
-def _stderr_into(buf: list):
+def _stderr_into(buf: list) -> Iterator[None]:
     """In a local pool worker, fd 2 goes to a temporary file for the block, whose text is appended to ``buf``:
     Rust's panic hook writes the panic's location (and with RUST_BACKTRACE a backtrace) there. Elsewhere (a Dask
     worker runs tasks in threads sharing fd 2) nothing is redirected."""
@@ -382,7 +386,7 @@ def _sweep_ids(out: Path) -> list[str]:
     return [p.id for p in _unique(expand(meta["base"], meta["seeds"], meta["grid"], validate=False))]
 
 
-def table(out: Path, ids: Optional[list[str]] = None):
+def table(out: Path, ids: Optional[list[str]] = None) -> pd.DataFrame:
     """The results table of the sweep in ``out`` (pandas DataFrame): one row per finished run of that sweep (the
     grid of its ``sweep.json``, or the runs ``ids``), in grid order. Runs of an earlier, different sweep left in
     ``runs/`` are not in it."""
@@ -427,7 +431,12 @@ def _where(f: dict) -> str:
 def _unique(points: list[Point]) -> list[Point]:
     """The points with distinct ids (two grid settings may give the same scenario), first one kept."""
     seen: set[str] = set()
-    return [p for p in points if not (p.id in seen or seen.add(p.id))]
+    out = []
+    for p in points:
+        if p.id not in seen:
+            seen.add(p.id)
+            out.append(p)
+    return out
 
 
 def _replace(path: Path, write: Callable[[Path], Any]) -> None:
@@ -501,7 +510,9 @@ def _on_pool(todo: list[Point], workers: int, out: Path, plots: bool, settle: Ca
     # fork: a worker's parent is this process (the getppid() check of _worker_init), and it starts at once.
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     runs = out / "runs"
-    queue, suspects, blind = list(todo), [], 0
+    queue: list[Point] = list(todo)
+    suspects: list[Point] = []
+    blind = 0
     while queue or suspects:
         alone = not queue
         batch = suspects if alone else queue
@@ -616,7 +627,8 @@ def _on_dask(todo: list[Point], scheduler: str, out: Path, plots: bool, settle: 
 
 
 def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,
-        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None, force: bool = False):
+        plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None,
+        force: bool = False) -> pd.DataFrame:
     """Runs every unfinished point of ``sweep_file`` into ``out``; returns the results table (only this sweep's
     runs).
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
+from typing import Any, Callable
 
 _NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$")
 
@@ -32,7 +34,7 @@ class UnitError(ValueError):
     """A quantity that cannot be parsed; the message says what is allowed."""
 
 
-def _split(value: str, what: str, units: dict[str, float]) -> tuple[float, str]:
+def _split(value: str, what: str, units: Mapping[str, float]) -> tuple[float, str]:
     m = _NUM.match(value)
     if not m:
         raise UnitError(f"must be a {what} like {_example(units)}, got {_q(value)}")
@@ -44,7 +46,7 @@ def _split(value: str, what: str, units: dict[str, float]) -> tuple[float, str]:
     return num, unit
 
 
-def _example(units: dict[str, float]) -> str:
+def _example(units: Mapping[str, float]) -> str:
     return {id(_RATE): '"100Mbps"', id(_TIME): '"40ms"', id(_SIZE): '"1500B"'}.get(id(units), "")
 
 
@@ -97,3 +99,44 @@ def parse_buffer(value: object) -> tuple[str, float]:
         except UnitError:
             raise UnitError(f'must be a packet count (500 or "500p"), a size ("375KB") or "BDP"/"2BDP", got {_q(value)}') from None
     return ("pkts", _number(value, "buffer"))
+
+
+# ---- field checks for the scenario model (pydantic validators: the ValueError's message is the field's) ----
+
+def bounded(parse: Callable[[object], float], strict: bool) -> Callable[[Any], Any]:
+    """A field validator: parse the quantity (unit errors become field errors) and require > 0
+    (``strict``) or >= 0. None passes (an optional field left out)."""
+
+    def check(v: Any) -> Any:
+        if v is None:
+            return v
+        try:
+            x = parse(v)
+        except UnitError as e:
+            raise ValueError(str(e)) from None
+        if (x <= 0) if strict else (x < 0):
+            raise ValueError(f"must be {'>' if strict else '>='} 0, got {json.dumps(v)}")
+        return v
+
+    return check
+
+
+def positive(parse: Callable[[object], float]) -> Callable[[Any], Any]:
+    """A field validator: the quantity ``parse`` reads must be > 0."""
+    return bounded(parse, strict=True)
+
+
+def nonneg(parse: Callable[[object], float]) -> Callable[[Any], Any]:
+    """A field validator: the quantity ``parse`` reads must be >= 0."""
+    return bounded(parse, strict=False)
+
+
+def check_buffer(v: Any) -> Any:
+    """A field validator: a buffer (:func:`parse_buffer`) that holds more than nothing."""
+    try:
+        _, x = parse_buffer(v)
+    except UnitError as e:
+        raise ValueError(str(e)) from None
+    if not x > 0:
+        raise ValueError(f"must be > 0, got {json.dumps(v)}")
+    return v

@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 import random
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "python" / "cclab" / "scenarios"
 
@@ -42,10 +43,10 @@ def _paths(node: Any, prefix: tuple = ()) -> Iterator[tuple]:
         return
     if isinstance(node, dict):
         for k, v in node.items():
-            yield from _paths(v, prefix + (k,))
+            yield from _paths(v, (*prefix, k))
     elif isinstance(node, list):
         for i, v in enumerate(node[:60]):
-            yield from _paths(v, prefix + (i,))
+            yield from _paths(v, (*prefix, i))
 
 
 def _get(node: Any, path: tuple) -> Any:

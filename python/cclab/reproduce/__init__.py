@@ -16,10 +16,14 @@ import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Union
 
-from ..runner import Result, run as _run
+from ..results import Result
+from ..runner import run as _run
 from ..scenario import tomllib  # tomli before Python 3.11
+
+# Each variant's runs (one per seed), by variant name: what an experiment's claims are computed from.
+Runs = dict[str, list[Result]]
 
 
 @dataclass
@@ -41,7 +45,7 @@ class Experiment:
     scenario: str  # file name in cclab/scenarios
     # variant name -> scenario dict transform (the identity for the file as written)
     variants: dict[str, Callable[[dict], dict]]
-    claims: Callable[[dict[str, list[Result]]], list[Claim]]
+    claims: Callable[[Runs], list[Claim]]
     seeds: tuple[int, ...] = (1,)
     notes: str = ""
 
@@ -105,7 +109,7 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     base = scenario_dict(e.scenario)
     if quick:
         base = shorten(base)
-    results: dict[str, list[Result]] = {}
+    results: Runs = {}
     for name, change in e.variants.items():
         results[name] = []
         for seed in e.seeds:
@@ -126,7 +130,7 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
 QUICK_FACTOR = 0.1
 
 
-def _secs(v) -> float:
+def _secs(v: Union[str, float]) -> float:
     from ..units import parse_time
 
     return parse_time(v)
@@ -135,7 +139,7 @@ def _secs(v) -> float:
 def shorten(d: dict, factor: float = QUICK_FACTOR) -> dict:
     """The scenario with its duration, measure window and every flow's and source's start/stop scaled by
     ``factor``: the same shape of experiment, shorter."""
-    def scale(v):
+    def scale(v: Any) -> Any:
         if isinstance(v, list):
             return [scale(x) for x in v]
         return f"{_secs(v) * factor:.6g}s"

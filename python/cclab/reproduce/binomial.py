@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import statistics
+from typing import Callable, Optional
 
-from . import Claim, Experiment
+from . import Claim, Experiment, Runs
 
 
-def _second(cc: str, params=None):
+def _second(cc: str, params: Optional[dict] = None) -> Callable[[dict], dict]:
     def change(d: dict) -> dict:
         d["flows"][1]["cc"] = cc
         if params:
@@ -28,7 +29,7 @@ def _ci(xs: list[float]) -> str:
     return f"{m:.2f} ± {half:.2f} (95 % CI, {len(xs)} seeds)"
 
 
-def _b1_claims(res) -> list[Claim]:
+def _b1_claims(res: Runs) -> list[Claim]:
     ratios = {k: [_ratio(r.summary) for r in v] for k, v in res.items()}
     mean = {k: statistics.fmean(v) for k, v in ratios.items()}
     rows = []

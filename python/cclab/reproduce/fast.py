@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Claim, Experiment, all_flows_as as _as  # α is FAST's; the others run their defaults
-from . import window as w
+# _as: α is FAST's; the others run their defaults
+from . import Claim, Experiment, Runs, all_flows_as as _as, window as w
 from .phases import phases, second_half
 
 
-def _f2_claims(res) -> list[Claim]:
+def _f2_claims(res: Runs) -> list[Claim]:
     r = res["fast"][0]
     alpha = r.spec["flows"][0]["params"]["alpha"]
     ph = phases(r)
@@ -44,7 +44,7 @@ def _f2_claims(res) -> list[Claim]:
     # Fairness ranking: FAST > HSTCP > Reno > STCP (Jain, multi-flow phases, settled halves).
     mj = {cc: float(np.mean([w.jain_of(res[cc][0], a, *second_half(t0, t1)) for t0, t1, a in multi]))
           for cc in res}
-    order = sorted(mj, key=mj.get, reverse=True)
+    order = sorted(mj, key=lambda cc: mj[cc], reverse=True)
     rows.append(Claim(
         "fairness ranking", "Jain FAST > HSTCP > Reno > STCP",
         " > ".join(f"{cc} {mj[cc]:.3f}" for cc in order), "FAST first",

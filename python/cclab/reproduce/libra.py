@@ -4,14 +4,14 @@ from __future__ import annotations
 import statistics
 
 from ..metrics import jain
-from . import Claim, Experiment, all_flows_as as _as
+from . import Claim, Experiment, Runs, all_flows_as as _as
 
 
 def _gp(s: dict) -> list[float]:
     return [f["goodput_bps"] for f in s["flows"]]
 
 
-def _l5_claims(res) -> list[Claim]:
+def _l5_claims(res: Runs) -> list[Claim]:
     lib, nr = res["libra"][0].summary, res["newreno"][0].summary
     fmt = lambda s: " / ".join(f"{g / 1e6:.1f}" for g in _gp(s)) + " Mbit/s"
     share = _gp(nr)[0] / sum(_gp(nr))
@@ -32,7 +32,7 @@ def _group_means(s: dict) -> list[float]:
     return [statistics.fmean(v) for _, v in sorted(groups.items())]
 
 
-def _l4_claims(res) -> list[Claim]:
+def _l4_claims(res: Runs) -> list[Claim]:
     s = {k: v[0].summary for k, v in res.items()}
     gm = {k: _group_means(v) for k, v in s.items()}
     fmt = lambda k: " / ".join(f"{g / 1e6:.2f}" for g in gm[k]) + " Mbit/s per flow (16/60/180 ms)"

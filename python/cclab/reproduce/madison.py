@@ -1,14 +1,13 @@
 """TCP-Madison (Kola & Vernon 2007): docs/experiments.md, "D"."""
 from __future__ import annotations
 
-from . import Claim, Experiment
-from . import window as w
+from . import Claim, Experiment, Runs, window as w
 
 
-def _d2_claims(res) -> list[Claim]:
+def _d2_claims(res: Runs) -> list[Claim]:
     r = res["madison"][0]
     s = r.summary
-    m0, m1 = s["measure"]
+    _, m1 = s["measure"]
     gps = [f["goodput_bps"] for f in s["flows"]]
     u = s["links"][0]["utilization"]
     last = max(range(len(gps)), key=lambda i: s["flows"][i]["start"])
@@ -30,7 +29,7 @@ def _replace_madison(d: dict) -> dict:
     return d
 
 
-def _d3_claims(res) -> list[Claim]:
+def _d3_claims(res: Runs) -> list[Claim]:
     mad, ref = res["madison"][0], res["newreno in its place"][0]
     # Flows: Reno 1 (0 s to its stop), the new flow (from its start), Reno 2 (from its start to the end).
     dur = float(mad.spec["duration"])

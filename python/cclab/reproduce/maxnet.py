@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import math
 
-from . import Claim, Experiment
-from . import window as w
+from . import Claim, Experiment, Runs, window as w
 from .phases import phases, second_half
 
 MU = 0.94  # the routers' target utilisation (thesis default; the scenario keeps it)
 
 
-def _m2_claims(res) -> list[Claim]:
+def _m2_claims(res: Runs) -> list[Claim]:
     r = res["maxnet"][0]
     c = r.summary["links"][0]["rate_bps"]
     rtt = float(r.spec["flows"][0]["rtt"])

@@ -1,7 +1,7 @@
 """Intervals of fixed flow composition (the FAST paper's unit of measurement, §VI)."""
 from __future__ import annotations
 
-from ..runner import Result
+from ..results import Result
 
 
 def phases(r: Result) -> list[tuple[float, float, list[int]]]:

@@ -1,13 +1,16 @@
 """Measurements over a time window of one run (the claims' building blocks)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
+import pandas as pd
 
 from ..metrics import jain, responsiveness_index, stability_index
-from ..runner import Result
+from ..results import Result
 
 
-def _grown(table, key: str, ident: int, counter: str, t0: float, t1: float) -> float:
+def _grown(table: pd.DataFrame, key: str, ident: int, counter: str, t0: float, t1: float) -> float:
     """How much cumulative ``counter`` of row set ``key == ident`` grew over [t0, t1] (interpolated
     between samples)."""
     rows = table[table[key] == ident]
@@ -20,7 +23,7 @@ def goodput(r: Result, flow: int, t0: float, t1: float) -> float:
     return _grown(r.flows, "flow", flow, "delivered_bytes", t0, t1) * 8.0 / (t1 - t0)
 
 
-def goodputs(r: Result, flows, t0: float, t1: float) -> list[float]:
+def goodputs(r: Result, flows: Iterable[int], t0: float, t1: float) -> list[float]:
     return [goodput(r, i, t0, t1) for i in flows]
 
 
@@ -38,9 +41,10 @@ def drops(r: Result, t0: float, t1: float, link: int = 0) -> int:
     return int(round(_grown(r.links, "link", link, "drops", t0, t1)))
 
 
-def rate_samples(r: Result, flows, t0: float, t1: float) -> tuple[np.ndarray, list[np.ndarray]]:
+def rate_samples(r: Result, flows: Iterable[int], t0: float, t1: float) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per-sample-interval rates of ``flows`` in [t0, t1]: (sample times, one array per flow)."""
-    out, ts = [], None
+    out: list[np.ndarray] = []
+    ts = np.empty(0)
     for i in flows:
         f = r.flows[(r.flows["flow"] == i) & (r.flows["t"] > t0) & (r.flows["t"] <= t1)]
         ts = f["t"].to_numpy(float)
@@ -48,18 +52,18 @@ def rate_samples(r: Result, flows, t0: float, t1: float) -> tuple[np.ndarray, li
     return ts, out
 
 
-def stability(r: Result, flows, t0: float, t1: float) -> float:
+def stability(r: Result, flows: Iterable[int], t0: float, t1: float) -> float:
     """FAST §VI stability index over [t0, t1] (fixed composition)."""
     return stability_index(rate_samples(r, flows, t0, t1)[1])
 
 
-def responsiveness(r: Result, flows, t0: float, t1: float) -> float:
+def responsiveness(r: Result, flows: Iterable[int], t0: float, t1: float) -> float:
     """FAST §VI responsiveness index over [t0, t1], seconds."""
     t, rates = rate_samples(r, flows, t0, t1)
     return responsiveness_index(t, rates)
 
 
-def jain_of(r: Result, flows, t0: float, t1: float) -> float:
+def jain_of(r: Result, flows: Iterable[int], t0: float, t1: float) -> float:
     return jain(goodputs(r, flows, t0, t1))
 
 
