@@ -1,0 +1,238 @@
+"""What the figures need from a run, computed once: who is in which (algorithm, RTT) group, each flow's
+base RTT and bottleneck rate, the per-flow delay and goodput statistics, and the links' buffers and queue
+discipline settings. No matplotlib here."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+# An algorithm is drawn "many" when it has more flows than MANY or the run has more than MANY_TOTAL: its
+# flows thin and translucent, each (algorithm, RTT) group's mean per flow bold (docs/plots.md). Below
+# that every flow is a line of its algorithm's colour.
+MANY = 8
+MANY_TOTAL = 16
+# At most this many distinct RTTs get their own line style; more are binned into this many ranges.
+MAX_RTT_GROUPS = 4
+
+
+def _ms(x: float) -> str:
+    return f"{x * 1e3:.3g}"
+
+
+@dataclass
+class Group:
+    """Flows of one algorithm in one RTT group: one legend entry, one colour × line style."""
+
+    cc: str
+    rtt: str  # label, e.g. "40 ms" or "20–40 ms"
+    flows: list[int]
+
+
+@dataclass
+class LinkInfo:
+    """One directional link as the queue figure draws it."""
+
+    id: int
+    rate_bps: float
+    queue: str
+    params: dict
+    buffer_pkts: Optional[float]  # the limit in packets (converted from bytes when only bytes are given)
+    buffer_bytes: Optional[float]  # the limit in bytes (converted from packets likewise)
+    buffer_exact: str  # "pkts" or "bytes": which of the two the scenario set
+    red_th: Optional[tuple[float, float]] = None  # RED (min_th, max_th), packets
+
+    def describe(self) -> str:
+        """Two lines for the legend: the link, then its buffer in packets and in ms."""
+        head = f"link {self.id}: {self.queue}, {self.rate_bps / 1e6:.3g} Mbit/s"
+        if self.buffer_pkts is None or self.buffer_bytes is None:
+            return head + "\nbuffer unlimited"
+        approx = "" if self.buffer_exact == "pkts" else "≈"
+        ms = self.buffer_bytes * 8.0 / self.rate_bps * 1e3
+        return head + f"\nbuffer {approx}{self.buffer_pkts:.0f} pkts = {ms:.3g} ms"
+
+
+@dataclass
+class RunView:
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    summary: dict
+    spec: Optional[dict]
+    ccs: list[str] = field(default_factory=list)  # algorithms in order of first appearance
+    groups: list[Group] = field(default_factory=list)
+    rtt_labels: list[str] = field(default_factory=list)
+    many: dict[str, bool] = field(default_factory=dict)  # per algorithm: thin lines + bold mean
+    cc_of: dict[int, str] = field(default_factory=dict)
+    bottleneck_bps: dict[int, float] = field(default_factory=dict)  # per flow: slowest link on its path
+    base_rtt: dict[int, float] = field(default_factory=dict)  # per flow, seconds
+    base_rtt_source: str = ""  # "spec" or "min_rtt"
+    packet_size: int = 1500
+
+    @property
+    def window(self) -> tuple[float, float]:
+        m0, m1 = self.summary["measure"]
+        return float(m0), float(m1)
+
+    def in_window(self, df: pd.DataFrame) -> pd.DataFrame:
+        m0, m1 = self.window
+        return df[(df["t"] >= m0 - 1e-9) & (df["t"] <= m1 + 1e-9)]
+
+
+def _rtt_groups(rtts: dict[int, float]) -> tuple[dict[int, str], list[str]]:
+    """Labels each flow's RTT: each distinct value its own group, or, with more than MAX_RTT_GROUPS
+    distinct values (random graphs), MAX_RTT_GROUPS ranges holding about equal numbers of values."""
+    distinct = sorted({round(r, 6) for r in rtts.values()})
+    if len(distinct) <= MAX_RTT_GROUPS:
+        lab = {r: f"{_ms(r)} ms" for r in distinct}
+        return {f: lab[round(r, 6)] for f, r in rtts.items()}, [lab[r] for r in distinct]
+    bins = np.array_split(np.array(distinct), MAX_RTT_GROUPS)
+    labels, of = [], {}
+    for b in bins:
+        label = f"{_ms(b[0])}–{_ms(b[-1])} ms"
+        labels.append(label)
+        for r in b:
+            of[float(r)] = label
+    return {f: of[round(r, 6)] for f, r in rtts.items()}, labels
+
+
+def _num(x: Any) -> Optional[float]:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def build_view(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec: Optional[dict]) -> RunView:
+    v = RunView(flows, links, summary, spec)
+    sflows = summary.get("flows", [])
+    spec_flows = (spec or {}).get("flows") or []
+    spec_links = (spec or {}).get("links") or []
+    if spec_flows:
+        v.packet_size = int(spec_flows[0].get("transport", {}).get("packet_size", 1500))
+    for f in sflows:
+        fid = int(f["id"])
+        v.cc_of[fid] = f["cc"]
+        if f["cc"] not in v.ccs:
+            v.ccs.append(f["cc"])
+    rtt_of, v.rtt_labels = _rtt_groups({int(f["id"]): float(f["rtt"]) for f in sflows})
+    by_key: dict[tuple[str, str], list[int]] = {}
+    for f in sflows:
+        fid = int(f["id"])
+        by_key.setdefault((f["cc"], rtt_of[fid]), []).append(fid)
+    for cc in v.ccs:
+        for r in v.rtt_labels:
+            if (cc, r) in by_key:
+                v.groups.append(Group(cc, r, by_key[(cc, r)]))
+        v.many[cc] = sum(len(g.flows) for g in v.groups if g.cc == cc) > MANY or len(sflows) > MANY_TOTAL
+
+    # Each flow's base RTT: what an empty network would give it. In the spec: the round-trip propagation
+    # delay plus the serialisation of one data packet on every link of its path and of one ACK on every
+    # link of its ACK path (the simulator's min_rtt equals this exactly when a flow ever sees empty
+    # queues). The flow's own min_rtt is only the fallback: a flow that starts into a standing queue never
+    # sees its base RTT, and srtt − min_rtt then misses that queue (tens of ms at 20+ flows).
+    link_rate = [_num(l.get("rate_bps")) or 0.0 for l in spec_links]
+    min_rtt = flows.groupby("flow")["min_rtt"].min() if "min_rtt" in flows and not flows.empty else pd.Series(dtype=float)
+    from_spec = len(spec_flows) == len(sflows) > 0 and all(r > 0 for r in link_rate)
+    v.base_rtt_source = "spec" if from_spec else "min_rtt"
+    default_rate = _num((summary.get("links") or [{}])[0].get("rate_bps")) or math.nan
+    for i, f in enumerate(sflows):
+        fid = int(f["id"])
+        if from_spec:
+            sf = spec_flows[i]
+            tr = sf.get("transport", {})
+            ps = float(tr.get("packet_size", v.packet_size))
+            ack = ps - float(tr.get("mss", ps - 52))
+            path, ack_path = sf.get("path", []), sf.get("ack_path", [])
+            base = float(sf.get("rtt", f["rtt"]))
+            base += sum(ps * 8 / link_rate[l] for l in path)
+            base += sum(ack * 8 / link_rate[l] for l in ack_path)
+            v.base_rtt[fid] = base
+            v.bottleneck_bps[fid] = min((link_rate[l] for l in path), default=default_rate)
+        else:
+            v.base_rtt[fid] = float(min_rtt.get(fid, math.nan))
+            v.bottleneck_bps[fid] = default_rate
+    return v
+
+
+def link_infos(v: RunView) -> list[LinkInfo]:
+    """The links the queue figure shows: link 0 and every link whose queue was ever non-empty, skipping
+    the reverse (ACK) direction when it stays empty."""
+    if v.links.empty:
+        return []
+    spec_links = (v.spec or {}).get("links") or []
+    qmax = v.links.groupby("link")["queue_pkts"].max()
+    out = []
+    for lid, q in qmax.items():
+        lid = int(lid)
+        if not (q > 0 or lid == 0):
+            continue
+        sl = spec_links[lid] if lid < len(spec_links) else {}
+        summ: dict = next((l for l in v.summary.get("links", []) if int(l["id"]) == lid), {})
+        rate = _num(sl.get("rate_bps")) or _num(summ.get("rate_bps")) or math.nan
+        bp, bb = _num(sl.get("buffer_pkts")), _num(sl.get("buffer_bytes"))
+        exact = "pkts" if bp is not None else "bytes"
+        if bp is None and bb is not None:
+            bp = bb / v.packet_size
+        if bb is None and bp is not None:
+            bb = bp * v.packet_size
+        info = LinkInfo(lid, rate, str(sl.get("queue", "?")), dict(sl.get("queue_params") or {}), bp, bb, exact)
+        if info.queue == "red":
+            # Defaults as crates/cclab-cc/src/aqm/red.rs (DECISION there): 20 % and 80 % of the buffer in
+            # packets (at least 1 and 2), 5 and 15 packets when the buffer is unknown.
+            if bp is not None:
+                dmin, dmax = max(0.2 * bp, 1.0), max(0.8 * bp, 2.0)
+            else:
+                dmin, dmax = 5.0, 15.0
+            lo, hi = _num(info.params.get("min_th")), _num(info.params.get("max_th"))
+            info.red_th = (dmin if lo is None else lo, dmax if hi is None else hi)
+        out.append(info)
+    return out
+
+
+def window_rtts(v: RunView) -> pd.DataFrame:
+    """The flows' RTT samples in the measurement window: flow, cc, srtt and qdelay = srtt − the flow's base
+    RTT (s, ≥ 0), one row per (sample time, flow) that has an srtt."""
+    w = v.in_window(v.flows)
+    if "srtt" not in w or w.empty:
+        return pd.DataFrame({"flow": [], "cc": [], "srtt": [], "qdelay": []})
+    w = w[w["srtt"].notna()]
+    # The base RTT is a lower bound; clip guards against rounding below it.
+    d = (w["srtt"] - w["flow"].map(v.base_rtt)).clip(lower=0.0)
+    return pd.DataFrame({"flow": w["flow"], "cc": w["flow"].map(v.cc_of), "srtt": w["srtt"], "qdelay": d})
+
+
+def flow_stats(v: RunView, rtts: Optional[pd.DataFrame] = None) -> pd.DataFrame:
+    """One row per flow: cc, goodput_bps (summary: the measurement window), p95_qdelay_s (95th percentile
+    of srtt − base RTT over the flow's samples in the window; NaN without a sample), n_rtt_samples."""
+    sflows = v.summary.get("flows", [])
+    rows = pd.DataFrame({
+        "flow": [int(f["id"]) for f in sflows],
+        "cc": [f["cc"] for f in sflows],
+        "goodput_bps": [_num(f.get("goodput_bps")) or 0.0 for f in sflows],
+    }).set_index("flow")
+    r = window_rtts(v) if rtts is None else rtts
+    g = r.groupby("flow")["qdelay"]
+    rows["p95_qdelay_s"] = g.quantile(0.95) if len(r) else math.nan
+    rows["n_rtt_samples"] = (g.count() if len(r) else 0)
+    rows["n_rtt_samples"] = rows["n_rtt_samples"].fillna(0).astype(int)
+    return rows
+
+
+@dataclass
+class Spikes:
+    """Goodput samples above the flow's bottleneck rate."""
+
+    count: int
+    flows: int
+    max_ratio: float
+    samples: pd.DataFrame  # t, flow, rate_bps, ratio
+
+
+def goodput_spikes(v: RunView) -> Spikes:
+    f = v.flows
+    if f.empty or "rate_bps" not in f:
+        return Spikes(0, 0, 0.0, pd.DataFrame())
+    ratio = f["rate_bps"] / f["flow"].map(v.bottleneck_bps)
+    hit = ratio > 1.0 + 1e-9
+    s = f.loc[hit, ["t", "flow", "rate_bps"]].assign(ratio=ratio[hit])
+    return Spikes(int(hit.sum()), int(s["flow"].nunique()), float(ratio[hit].max()) if hit.any() else 0.0, s)

@@ -1,0 +1,288 @@
+"""Figures against time: goodput (rate.png), congestion window (cwnd.png), queue (queue.png)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patheffects import withStroke
+
+from ._style import REF, cc_colors, legend_outside, new_figure, note, rtt_styles, time_axes, title
+from ._view import MANY, MANY_TOTAL, RunView, goodput_spikes, link_infos
+
+# A goodput sample above CLIP × the fastest bottleneck rate is drawn as a ▲ on the top edge, so one
+# burst does not squash every other line (each is counted in the figure's note; docs/plots.md).
+CLIP = 1.25
+# A reference line (link rate, buffer) further than this factor above the data is not drawn (it would
+# flatten the data); the legend or note says so instead.
+OFF_SCALE = 4.0
+# With many flows the y axis covers this quantile of the per-flow samples (see _flow_lines).
+ROBUST_Q = 0.995
+# MaxNet: x_max of the demand function (crates/cclab-cc/src/maxnet_wire.rs X_MAX_BPS) and the default T,
+# for the router's floor p_min = −T·ln(C/x_max) (maxnet.rs, eq. 11).
+MAXNET_X_MAX_BPS = 1e15
+MAXNET_T = 0.05
+
+
+def _group_label(v: RunView, cc: str, rtt: str, n: int) -> str:
+    label = f"{cc}, {rtt}"
+    if v.many[cc]:
+        return f"{label}: mean of {n} flows"
+    return f"{label} (×{n})" if n > 1 else label
+
+
+@dataclass
+class Drawn:
+    handles: list  # legend entries, one per (algorithm, RTT group)
+    top: float  # upper y limit: the largest value drawn, or the robust cap below
+    above: int  # per-flow samples above ``top`` (only with many flows)
+    above_max: float
+
+
+def _flow_lines(ax: Axes, v: RunView, col: str, scale: float, clip_top: Optional[float] = None) -> Drawn:
+    """Draws ``col`` × ``scale`` per flow, coloured by algorithm, styled by RTT group; algorithms with more
+    than MANY flows as thin translucent lines plus each group's bold mean.
+
+    With many flows the y axis stops at ROBUST_Q of the per-flow samples or the top of the bold means,
+    whichever is higher (+15 %): a handful of slow-start or burst samples of single flows would otherwise
+    flatten every line. The samples above are counted in ``Drawn`` (and in the figure's note)."""
+    colors, styles = cc_colors(v.ccs), rtt_styles(v.rtt_labels)
+    wide = v.flows.pivot(index="t", columns="flow", values=col) * scale
+    t = wide.index.to_numpy(dtype=float)
+    handles, top, mean_top = [], 0.0, 0.0
+    for g in v.groups:
+        cols = [f for f in g.flows if f in wide.columns]
+        if not cols:
+            continue
+        y = wide[cols].to_numpy(dtype=float)
+        yc = y if clip_top is None else np.minimum(y, clip_top)
+        if np.isfinite(yc).any():
+            top = max(top, float(np.nanmax(yc)))
+        c, ls, gid = colors[g.cc], styles[g.rtt], f"cc:{g.cc}"
+        if v.many[g.cc]:
+            # One LineCollection per group: 200 Line2D objects cost ~10x more to draw.
+            alpha = float(np.clip(3.0 / len(cols), 0.05, 0.3))
+            lc = LineCollection([np.column_stack([t, yc[:, j]]) for j in range(yc.shape[1])],
+                                colors=c, linewidths=0.5, alpha=alpha, zorder=2)
+            lc.set_gid(gid)
+            ax.add_collection(lc)
+            with np.errstate(all="ignore"):
+                mean = np.nanmean(y, axis=1)
+            if np.isfinite(mean).any():
+                mean_top = max(mean_top, float(np.nanmax(mean)))
+            ln, = ax.plot(t, mean, color=c, ls=ls, lw=2.0, zorder=4,
+                          path_effects=[withStroke(linewidth=3.4, foreground="white")])
+            ln.set_gid(gid)
+        else:
+            for j in range(yc.shape[1]):
+                ln, = ax.plot(t, yc[:, j], color=c, ls=ls, lw=0.9, zorder=3)
+                ln.set_gid(gid)
+        handles.append(Line2D([], [], color=c, ls=ls, lw=2.0 if v.many[g.cc] else 1.2,
+                              label=_group_label(v, g.cc, g.rtt, len(g.flows))))
+    if len(t):
+        ax.set_xlim(float(t[0]), float(t[-1]))
+    drawn = Drawn(handles, top, 0, 0.0)
+    if any(v.many.values()):
+        vals = wide.to_numpy(dtype=float).ravel()
+        vals = vals[np.isfinite(vals)]
+        if clip_top is not None:
+            vals = np.minimum(vals, clip_top)
+        if vals.size:
+            cap = 1.15 * max(float(np.quantile(vals, ROBUST_Q)), mean_top)
+            hi = vals[vals > cap]
+            if hi.size:
+                drawn = Drawn(handles, cap, int(hi.size), float(hi.max()))
+    return drawn
+
+
+def _above_note(d: Drawn, unit: str) -> str:
+    if not d.above:
+        return ""
+    return (f"{d.above} single-flow sample{'s' if d.above > 1 else ''} lie above the axes (up to "
+            f"{d.above_max:.3g} {unit}); the axis spans {ROBUST_Q * 100:g}\u00a0% of the samples.")
+
+
+def _sample_s(v: RunView) -> float:
+    t = np.unique(v.flows["t"].to_numpy()) if not v.flows.empty else np.array([])
+    return float(np.median(np.diff(t))) if t.size >= 2 else math.nan
+
+
+def _many_note(v: RunView) -> str:
+    if any(v.many.values()):
+        return (f"Thin: one flow; bold: mean per flow of each group (more than {MANY} flows per algorithm or "
+                f"{MANY_TOTAL} in all).")
+    return ""
+
+
+def _empty(ax: Axes, what: str) -> None:
+    ax.text(0.5, 0.5, f"no {what} in this run", ha="center", va="center", transform=ax.transAxes, color="0.4")
+
+
+def rate_figure(v: RunView) -> Figure:
+    fig, (ax,) = new_figure()
+    title(fig, f"{v.summary['scenario']}: goodput per flow")
+    notes = []
+    if v.flows.empty:
+        _empty(ax, "flows")
+    else:
+        sp = goodput_spikes(v)
+        rates = sorted({r for r in v.bottleneck_bps.values() if math.isfinite(r)})
+        clip_top = CLIP * rates[-1] * 1e-6 if rates and sp.max_ratio > CLIP else None
+        d = _flow_lines(ax, v, "rate_bps", 1e-6, clip_top)
+        handles, top = d.handles, d.top
+        off = [r for r in rates if r * 1e-6 > (top if d.above else OFF_SCALE * max(top, 1e-12))]
+        for r in rates:
+            if r not in off:
+                ax.axhline(r * 1e-6, color=REF, ls=(0, (4, 3)), lw=0.8, zorder=1)
+        if len(rates) > len(off):
+            many_rates = len(rates) - len(off) > 1
+            handles.append(Line2D([], [], color=REF, ls=(0, (4, 3)), lw=0.8,
+                                  label="flows' bottleneck rates" if many_rates else "bottleneck link rate"))
+        if off:
+            notes.append("Link rate " + ", ".join(f"{r * 1e-6:.3g}" for r in off) + " Mbit/s: off scale.")
+        if clip_top is not None:
+            over = sp.samples[sp.samples["rate_bps"] * 1e-6 > clip_top]
+            colors = cc_colors(v.ccs)
+            for cc, g in over.groupby(over["flow"].map(v.cc_of)):
+                m = ax.scatter(g["t"], np.full(len(g), clip_top), marker="^", s=14, color=colors[cc],
+                               clip_on=False, zorder=5, lw=0)
+                m.set_gid(f"cc:{cc}")
+        if d.above:
+            ax.set_ylim(0, d.top)
+        elif clip_top is not None:
+            ax.set_ylim(0, clip_top)
+        else:
+            ax.set_ylim(bottom=0)
+        if sp.count:
+            clipped = f" ▲ on the top edge: above {CLIP:g}× the link rate." if clip_top is not None else ""
+            notes.append(
+                f"{sp.count} sample{'s' if sp.count > 1 else ''} of {sp.flows} flow{'s' if sp.flows > 1 else ''} "
+                f"exceed the bottleneck rate (up to {sp.max_ratio:.2f}×): when a retransmission fills a hole, "
+                f"the data held behind it is delivered in order at once. Not smoothed.{clipped}")
+        notes.insert(0, f"Goodput: in-order bytes delivered per {_sample_s(v):g} s sample. "
+                        "Shaded: measurement window.")
+        notes += [_many_note(v), _above_note(d, "Mbit/s")]
+        legend_outside(ax, handles)
+    time_axes(ax, "goodput (Mbit/s)", v.window)
+    note(fig, notes)
+    return fig
+
+
+def cwnd_figure(v: RunView) -> Figure:
+    fig, (ax,) = new_figure()
+    title(fig, f"{v.summary['scenario']}: congestion window per flow")
+    notes = ["Shaded: measurement window.", _many_note(v)]
+    if v.flows.empty:
+        _empty(ax, "flows")
+    else:
+        d = _flow_lines(ax, v, "cwnd", 1.0)
+        legend_outside(ax, d.handles)
+        if d.above:
+            ax.set_ylim(0, d.top)
+            notes.append(_above_note(d, "packets"))
+    ax.set_ylim(bottom=0)
+    time_axes(ax, "congestion window (packets)", v.window)
+    note(fig, notes)
+    return fig
+
+
+def queue_figure(v: RunView) -> Figure:
+    """Queue in packets (with buffer, RED thresholds and average) and in ms (queue bytes × 8 / link rate,
+    with the buffer in ms and MaxNet's virtual-queue price); a third panel for a MaxNet router's load."""
+    infos = link_infos(v)
+    maxnet = [i for i in infos if i.queue == "maxnet" and "y_rate_bps" in v.links]
+    nrows = 3 if maxnet else 2
+    fig, axes = new_figure(height=2.0 + 1.9 * nrows, nrows=nrows, sharex=True)
+    axp, axm = axes[0], axes[1]
+    title(fig, f"{v.summary['scenario']}: queue")
+    link_handles: list[Line2D] = []
+    style: dict[str, Line2D] = {}
+    notes = []
+    top_p = top_m = 0.0
+    refs_p: list[tuple[float, str, dict]] = []  # (y, style key, kwargs): drawn once the data's scale is known
+    refs_m: list[tuple[float, str, dict]] = []
+    by_link = {int(k): g for k, g in v.links.groupby("link")} if not v.links.empty else {}
+    for k, info in enumerate(infos):
+        g = by_link[info.id]
+        c = f"C{k % 10}"
+        t = g["t"].to_numpy(dtype=float)
+        q = g["queue_pkts"].to_numpy(dtype=float)
+        qb = g["queue_bytes"].to_numpy(dtype=float) if "queue_bytes" in g else q * v.packet_size
+        qms = qb * 8.0 / info.rate_bps * 1e3
+        axp.plot(t, q, color=c, lw=0.9, zorder=3)
+        axm.plot(t, qms, color=c, lw=0.9, zorder=3)
+        top_p, top_m = max(top_p, float(np.nanmax(q))), max(top_m, float(np.nanmax(qms)))
+        style.setdefault("queue", Line2D([], [], color=REF, lw=0.9, label="queue at each sample"))
+        if info.buffer_pkts is not None and info.buffer_bytes is not None:
+            dashed = {"color": c, "ls": (0, (5, 3)), "lw": 0.9}
+            refs_p.append((info.buffer_pkts, "buffer", dashed))
+            refs_m.append((info.buffer_bytes * 8.0 / info.rate_bps * 1e3, "buffer", dashed))
+        if info.red_th is not None:
+            for th in info.red_th:
+                refs_p.append((th, "red_th", {"color": c, "ls": ":", "lw": 1.0}))
+            if "red_avg" in g and g["red_avg"].notna().any():
+                avg = g["red_avg"].to_numpy(dtype=float)
+                axp.plot(t, avg, color=c, ls="-.", lw=1.3, zorder=4,
+                         path_effects=[withStroke(linewidth=2.6, foreground="white")])
+                top_p = max(top_p, float(np.nanmax(avg)))
+                style["red_avg"] = Line2D([], [], color=REF, ls="-.", lw=1.3, label="RED average queue (red_avg)")
+        if info.queue == "maxnet" and "price" in g and g["price"].notna().any():
+            tt = _num_param(info.params, "T", MAXNET_T)
+            p_min = _num_param(info.params, "p_min", -tt * math.log(info.rate_bps / MAXNET_X_MAX_BPS))
+            vq = (g["price"].to_numpy(dtype=float) - p_min) * 1e3
+            axm.plot(t, vq, color=c, ls="-.", lw=1.3, zorder=4)
+            top_m = max(top_m, float(np.nanmax(vq)))
+            style["price"] = Line2D([], [], color=REF, ls="-.", lw=1.3,
+                                    label="MaxNet price − p_min\n(virtual-queue delay)")
+        link_handles.append(Line2D([], [], color=c, lw=2.5, label=info.describe()))
+
+    for ax, refs, top in ((axp, refs_p, top_p), (axm, refs_m, top_m)):
+        for y, key, kw in refs:
+            if y <= OFF_SCALE * max(top, 1.0 if ax is axp else 0.5):
+                ax.axhline(y, zorder=2, **kw)
+                style.setdefault(key, Line2D([], [], color=REF, ls=kw["ls"], lw=kw["lw"],
+                                             label={"buffer": "buffer limit", "red_th": "RED min_th, max_th"}[key]))
+            elif ax is axp:
+                notes.append(f"{'Buffer' if key == 'buffer' else 'A RED threshold'} ({y:.0f} pkts) is off scale.")
+        ax.set_ylim(bottom=0)
+
+    if maxnet:
+        ax3 = axes[2]
+        for k, info in enumerate(infos):
+            if info not in maxnet:
+                continue
+            g, c = by_link[info.id], f"C{k % 10}"
+            ax3.plot(g["t"], g["y_rate_bps"] * 1e-6, color=c, ls="-.", lw=0.8, alpha=0.8, zorder=3)
+            if "rate_bps" in g:
+                ax3.plot(g["t"], g["rate_bps"] * 1e-6, color=c, lw=0.9, zorder=3)
+            mu = _num_param(info.params, "mu", 0.94)
+            ax3.axhline(mu * info.rate_bps * 1e-6, color=c, ls=":", lw=1.0, zorder=2)
+        style["y"] = Line2D([], [], color=REF, ls="-.", lw=0.8, label="MaxNet arrivals y/dt (last dt)")
+        style["tx"] = Line2D([], [], color=REF, lw=0.9, label="link throughput (per sample)")
+        style["mu"] = Line2D([], [], color=REF, ls=":", lw=1.0, label="MaxNet target μ·C")
+        time_axes(ax3, "link load (Mbit/s)", v.window)
+        ax3.set_ylim(bottom=0)
+    if not infos:
+        _empty(axp, "links")
+    else:
+        axp.set_xlim(float(v.links["t"].min()), float(v.links["t"].max()))
+    time_axes(axp, "queue (packets)", v.window, xlabel=False)
+    time_axes(axm, "queueing delay (ms)", v.window, xlabel=not maxnet)
+    order = ["queue", "buffer", "red_th", "red_avg", "price", "tx", "y", "mu"]
+    legend_outside(axp, link_handles + [style[k] for k in order if k in style])
+    notes.insert(0, "Delay = queue bytes × 8 / link rate: the time to drain the queue present at the sample. "
+                    "Shaded: measurement window.")
+    if len(infos) < (v.links["link"].nunique() if not v.links.empty else 0):
+        notes.append("Links whose queue stayed empty are not drawn.")
+    note(fig, notes)
+    return fig
+
+
+def _num_param(params: dict, name: str, default: float) -> float:
+    x = params.get(name)
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
