@@ -44,6 +44,7 @@ test: setup
 	$(CARGO_TEST)
 	$(NET_TEST)
 	$(MAKE) py-test
+	$(MAKE) lint
 
 bench: build
 	$(PY) bench/run.py
