@@ -128,8 +128,6 @@ def test_nothing_outside_crates_cites_documents_outside_the_repository():
     assert not bad, "cite the repository's documents instead:\n" + "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=False, reason="crates/cclab-net's tests still cite tracker issue 6; every other "
-                                        "crate is clean. Remove after the pass over cclab-net/cclab-transport")
 def test_rust_sources_cite_only_the_repository():
     files = [f for f in _repo_files() if f.relative_to(ROOT).parts[0] == "crates"]
     bad = _citations(files) + _citations(files, TRACKER)

@@ -21,7 +21,7 @@ use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
 
 use crate::disturbance::StallLog;
 use crate::hosts::Dumbbell;
-use crate::run::FlowProbe;
+use crate::probe::FlowProbe;
 use crate::spec::FlowSpec;
 use crate::sys::{self, Clock, TimerFd};
 use crate::wire::{Body, Repr};
@@ -353,7 +353,7 @@ fn sender_env(f: &FlowSpec, seed: u64) -> SenderEnv {
 /// Without CAP_NET_ADMIN (loopback mode as a normal user) the buffers are capped by
 /// `net.core.{w,r}mem_max` instead.
 fn tune(sock: &UdpSocket) -> io::Result<()> {
-    crate::emulator::relay::big_buffers(sock)?;
+    crate::sys::big_buffers(sock)?;
     sock.set_nonblocking(true)
 }
 
@@ -468,7 +468,7 @@ impl SenderSetup {
         stop: &AtomicBool,
         p: &FlowProbe,
     ) -> io::Result<()> {
-        crate::run::sleep_until(clock, start, stop);
+        crate::sys::sleep_until(clock, start, stop);
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }

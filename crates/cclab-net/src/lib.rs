@@ -6,7 +6,9 @@
 //! * [`ip`]: IPv4/UDP/TCP inspection and in-place rewrites with incremental checksums (RFC 1624).
 //! * [`emulator`]: the link emulator (sans-IO core + TUN event loop).
 //! * [`hosts`]: the dumbbell's two hosts (anonymous namespaces + TUN).
-//! * [`run`]: a whole run from a `RunSpec` (hosts, emulator, flows, sampling, JSON result).
+//! * [`run`]: a whole run from a `RunSpec` in named steps (hosts, emulator, flows, sampling).
+//! * [`report`]: the run's result (types, sampling step, summary over the measure window).
+//! * [`plan`]: the port plan (flow i ↔ port); [`probe`]: what flow threads report to the sampler.
 //! * [`tcp`]: Linux kernel TCP peers (TCP_CONGESTION per socket, TCP_INFO).
 //! * [`endpoint`]: our transport over UDP.
 //! * [`disturbance`]: what the machine did to a run (thread stalls, hypervisor steal).
@@ -19,6 +21,9 @@ pub mod emulator;
 pub mod endpoint;
 pub mod hosts;
 pub mod ip;
+pub mod plan;
+pub mod probe;
+pub mod report;
 pub mod run;
 pub mod sys;
 pub mod tcp;

@@ -5,7 +5,9 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
+use std::net::UdpSocket;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cclab_cc::time::Nanos;
 
@@ -489,4 +491,30 @@ impl TimerFd {
     pub fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
+}
+
+/// Sleeps until run time `t` (or until `stop`), in slices of at most 50 ms.
+pub fn sleep_until(clock: &Clock, t: Nanos, stop: &AtomicBool) {
+    loop {
+        let now = clock.now();
+        if now >= t || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_nanos((t - now).min(50_000_000)));
+    }
+}
+
+/// Large socket buffers where allowed (`SO_*BUFFORCE` needs CAP_NET_ADMIN), else as large as
+/// `net.core.{r,w}mem_max` lets an unprivileged process have.
+pub fn big_buffers(sock: &UdpSocket) -> io::Result<()> {
+    let fd = sock.as_raw_fd();
+    for (force, plain) in [
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+    ] {
+        if setsockopt_int(fd, libc::SOL_SOCKET, force, 8 << 20).is_err() {
+            setsockopt_int(fd, libc::SOL_SOCKET, plain, 8 << 20)?;
+        }
+    }
+    Ok(())
 }

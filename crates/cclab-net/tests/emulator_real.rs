@@ -1,5 +1,5 @@
-//! The emulator alone between two namespaces, measured with plain UDP sockets (issue 6 acceptance:
-//! 50 Mbit/s and 40 ms RTT → delivery rate within 1 %, idle RTT within 0.5 ms; 100 Mbit/s → median
+//! The emulator alone between two namespaces, measured with plain UDP sockets (acceptance bounds,
+//! docs/real-datapath.md: 50 Mbit/s and 40 ms RTT → delivery rate within 1 %, idle RTT within 0.5 ms; 100 Mbit/s → median
 //! packet spacing within 5 µs of 120 µs). Needs root and /dev/net/tun; skips with the reason otherwise.
 
 use std::net::UdpSocket;
@@ -107,7 +107,7 @@ fn idle_rtt_matches_configured_delay() {
         "lost probes on an idle link: {}",
         rtts.len()
     );
-    // The acceptance bound of issue 6. The user-space wake-ups of the echo server and the client add to
+    // The acceptance bound (docs/real-datapath.md, "Acceptance bounds"). The user-space wake-ups of the echo server and the client add to
     // the emulated 40 ms; they are tens of µs unless the machine is overloaded.
     assert!(
         (med - expected).abs() < 0.5,

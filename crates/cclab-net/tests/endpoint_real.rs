@@ -11,7 +11,7 @@ use cclab_net::endpoint::{
     run_receiver, run_sender, ReceiverMachine, ReceiverSetup, SenderMachine, SenderSetup,
 };
 use cclab_net::hosts::Dumbbell;
-use cclab_net::run::FlowProbe;
+use cclab_net::probe::FlowProbe;
 use cclab_net::spec::FlowSpec;
 use cclab_net::sys::Clock;
 use cclab_net::wire::{Body, Repr, MAGIC};

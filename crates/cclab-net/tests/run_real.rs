@@ -199,7 +199,7 @@ fn our_newreno_fills_the_emulated_link() {
     );
 }
 
-/// MaxNet end to end (issue 6): the price is computed by the MaxNet router in the emulator (the
+/// MaxNet end to end (docs/real-datapath.md, "Acceptance bounds"): the price is computed by the MaxNet router in the emulator (the
 /// simulator's `cclab_cc::aqm::maxnet`), carried in our header, echoed by our receiver, and used by our
 /// MaxNet senders. Two flows at RTT 20 and 80 ms on 30 Mbit/s.
 #[test]
@@ -248,7 +248,7 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
         r.net.stalls.longest_in_measure_ms
     );
     assert_no_warnings(&r);
-    // Acceptance bounds of issue 6: utilisation within 0.05 of μ = 0.94 (the router's default target),
+    // Acceptance bounds (docs/real-datapath.md): utilisation within 0.05 of μ = 0.94 (the router's default target),
     // mean queue < 5 packets, Jain ≥ 0.9 for two flows at different RTTs (MaxNet is max-min fair).
     // Undisturbed: utilisation 0.936-0.942, mean queue 0.13-0.48 in 14 runs. The queue is what the
     // machine disturbs (the price integrator winds down over every stall, then the flows overshoot:

@@ -4,7 +4,7 @@
 //! and side B (it sends data to the receivers, they send their ACKs to it — to the address the data came
 //! from). Each datagram read is wrapped in a synthetic IPv4 + UDP header ([`crate::ip::wrap_udp_header`])
 //! that looks exactly like the packet the TUN mode would carry for that flow — host addresses
-//! 10.77.0.1/10.77.0.2, ports [`SENDER_PORT_BASE`]` + i` → [`crate::run::BASE_PORT`]` + i`, the TOS byte
+//! 10.77.0.1/10.77.0.2, ports [`SENDER_PORT_BASE`]` + i` → [`crate::plan::BASE_PORT`]` + i`, the TOS byte
 //! the sender set — and fed to the unchanged sans-IO [`Emulator`]. So queue discipline, rate, delay, loss,
 //! per-flow access delays, ECN marking and MaxNet field rewrites are the same code as the TUN mode. A
 //! delivered packet is unwrapped and its UDP payload sent to the real endpoint of that flow, with the
@@ -30,9 +30,9 @@ use crate::hosts::{ADDR_A, ADDR_B};
 use crate::sys::{self, Clock};
 
 /// Synthetic source port of flow `i`'s sender (`SENDER_PORT_BASE + i`); its receiver is
-/// `crate::run::BASE_PORT + i`, the port the TUN mode uses, which keys the per-flow access delays.
+/// `crate::plan::BASE_PORT + i`, the port the TUN mode uses, which keys the per-flow access delays.
 pub const SENDER_PORT_BASE: u16 = 20000;
-const RECEIVER_PORT_BASE: u16 = crate::run::BASE_PORT;
+const RECEIVER_PORT_BASE: u16 = crate::plan::BASE_PORT;
 /// Largest UDP payload on IPv4.
 const MAX_DATAGRAM: usize = 65507;
 
@@ -48,27 +48,12 @@ pub struct Relay {
     tos: [u8; 2],
 }
 
-/// Large socket buffers where allowed (`SO_*BUFFORCE` needs CAP_NET_ADMIN), else as large as
-/// `net.core.{r,w}mem_max` lets an unprivileged process have.
-pub fn big_buffers(sock: &UdpSocket) -> io::Result<()> {
-    let fd = sock.as_raw_fd();
-    for (force, plain) in [
-        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
-        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
-    ] {
-        if sys::setsockopt_int(fd, libc::SOL_SOCKET, force, 8 << 20).is_err() {
-            sys::setsockopt_int(fd, libc::SOL_SOCKET, plain, 8 << 20)?;
-        }
-    }
-    Ok(())
-}
-
 impl Relay {
     /// Binds both sides on 127.0.0.1 (ephemeral ports).
     pub fn bind() -> io::Result<Relay> {
         let mk = || -> io::Result<UdpSocket> {
             let s = UdpSocket::bind("127.0.0.1:0")?;
-            big_buffers(&s)?;
+            sys::big_buffers(&s)?;
             sys::setsockopt_int(s.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
             s.set_nonblocking(true)?;
             Ok(s)

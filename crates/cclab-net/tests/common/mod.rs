@@ -30,7 +30,7 @@ pub fn spec_json(
 }
 
 /// The smallest RTT sample of a flow's series (samples of 0 mean "none yet").
-pub fn min_rtt(f: &cclab_net::run::FlowResult) -> f64 {
+pub fn min_rtt(f: &cclab_net::report::FlowResult) -> f64 {
     f.series
         .min_rtt
         .iter()
@@ -48,9 +48,9 @@ pub const ATTEMPTS: u32 = 4;
 /// comes in spells of minutes, and one disturbed window turned MaxNet's 0.35-packet queue into 5.8
 /// (a CI failure). `accept` lets a test also rerun a run that took another loss branch.
 pub fn run_until(
-    mut run: impl FnMut() -> cclab_net::run::RunResult,
-    accept: impl Fn(&cclab_net::run::RunResult) -> bool,
-) -> cclab_net::run::RunResult {
+    mut run: impl FnMut() -> cclab_net::report::RunResult,
+    accept: impl Fn(&cclab_net::report::RunResult) -> bool,
+) -> cclab_net::report::RunResult {
     for attempt in 1.. {
         let r = run();
         if (!r.net.disturbed && accept(&r)) || attempt == ATTEMPTS {
@@ -76,12 +76,14 @@ pub fn run_until(
 }
 
 /// [`run_until`] accepting any undisturbed run.
-pub fn run_quiet(run: impl FnMut() -> cclab_net::run::RunResult) -> cclab_net::run::RunResult {
+pub fn run_quiet(
+    run: impl FnMut() -> cclab_net::report::RunResult,
+) -> cclab_net::report::RunResult {
     run_until(run, |_| true)
 }
 
 /// No warning other than the machine's disturbance one.
-pub fn assert_no_warnings(r: &cclab_net::run::RunResult) {
+pub fn assert_no_warnings(r: &cclab_net::report::RunResult) {
     assert_eq!(
         r.warnings.len(),
         usize::from(r.net.disturbed),
@@ -92,7 +94,7 @@ pub fn assert_no_warnings(r: &cclab_net::run::RunResult) {
 
 /// Asserts a timing-dependent bound, unless the machine disturbed the run in every attempt (then the
 /// test prints what it could not check: failing it would report the machine, not the code).
-pub fn timing_bound(r: &cclab_net::run::RunResult, ok: bool, what: std::fmt::Arguments<'_>) {
+pub fn timing_bound(r: &cclab_net::report::RunResult, ok: bool, what: std::fmt::Arguments<'_>) {
     if r.net.disturbed {
         if !ok {
             eprintln!("NOT CHECKED (machine disturbed): {what}");
