@@ -204,6 +204,27 @@ def test_hue_gives_one_line_per_value_and_pools_nothing():
         sp.metric_figure(t, KEY, "nosuch")
 
 
+def test_linked_keys_add_no_lines_and_equal_runs_have_no_spread():
+    # "k, l" set together in the grid (binomial_kl.toml): l adds no line, marker or legend entry of its own
+    rows = [{"run": f"r{i}", "k": k, "l": k, KEY: rate, "seed": seed, "goodput_mbps": 1.0 + k,
+             "p95_queue_delay_s": 0.01, "jain": 1.0}
+            for i, (k, rate, seed) in enumerate((k, r, s) for k in (0.25, 0.5) for r in ("3Mbps", "10Mbps")
+                                                 for s in (1, 2))]
+    t = sw._numeric_grid(pd.DataFrame(rows))
+    ax = sp.metric_figure(t, "k", "goodput_mbps").axes[0]
+    assert [c.get_label() for c in ax.containers] == ["3Mbps", "10Mbps"]
+    assert ax.get_legend().get_title().get_text() == KEY
+    ax = sp.metric_figure(t, KEY, "goodput_mbps", hue="k").axes[0]
+    assert [c.get_label() for c in ax.containers] == ["0.25", "0.5"]
+    ax = sp.throughput_delay_figure(t, hue="k").axes[0]
+    assert sorted(p.get_gid() for p in ax.patches if p.get_gid().startswith("ellipse:")) == [
+        "ellipse:0.25|10Mbps", "ellipse:0.25|3Mbps", "ellipse:0.5|10Mbps", "ellipse:0.5|3Mbps"]
+    s = sw.summarize(t)
+    assert list(s.columns[:5]) == ["k", "l", KEY, KEY + "_label", "n"] and len(s) == 4
+    assert (s["goodput_mbps_std"] == 0).all() and (s["goodput_mbps_ci95"] == 0).all()   # exactly, not 1e-16
+    assert spread([0.1] * 10)[1] == 0.0
+
+
 def test_cclab_plot_writes_the_files_and_rejects_unknown_keys(tiny, tmp_path):
     out, _ = tiny
     f = tmp_path / "fig" / "jain.png"

@@ -209,21 +209,23 @@ def _print_sweep(t: pd.DataFrame) -> None:
 
     if t.empty:
         return
-    keys = sw.grid_keys(t)
     s = sw.summarize(t)
+    keys = [k for k in sw.grid_keys(t) if sw.labels(t, k).nunique(dropna=False) > 1]  # the grid keys that vary
     cols = [("goodput_mbps", "goodput Mbit/s", 1.0), ("jain", "Jain", 1.0), ("utilization", "utilisation", 1.0),
             ("loss_rate", "loss rate", 1.0), ("mean_queue_pkts", "mean queue pkts", 1.0),
             ("p95_queue_delay_s", "p95 queue delay ms", 1e3)]
     tab = Table(title="mean ± 95 % CI half-width over seeds (Student t; std in summary.csv)")
-    for c in [*keys, "seeds", *(name for _, name, _ in cols)]:
-        tab.add_column(c, justify="right")
+    for c in keys:
+        tab.add_column(c, justify="right", overflow="fold")
+    for c in ["seeds", *(name for _, name, _ in cols)]:
+        tab.add_column(c, justify="right", no_wrap=True)
     for _, r in s.iterrows():
         cells = [str(r.get(k + sw.LABEL, r[k])) for k in keys] + [str(r["n"])]
         for m, _, scale in cols:
             mean, ci = r[f"{m}_mean"] * scale, r[f"{m}_ci95"] * scale
             cells.append(f"{mean:.4g}" + ("" if ci != ci else f" ± {ci:.2g}"))
         tab.add_row(*cells)
-    Console(width=180).print(tab)
+    Console(width=200).print(tab)
 
 
 @cli.command("plot")

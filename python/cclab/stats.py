@@ -70,5 +70,8 @@ def spread(values: Iterable[float], level: float = 0.95) -> tuple[float, float, 
     n = int(x.size)
     if n == 0:
         return math.nan, math.nan, 0, math.nan
+    mean = float(np.mean(x))
     std = float(np.std(x, ddof=1)) if n > 1 else math.nan
-    return float(np.mean(x)), std, n, ci_halfwidth(std, n, level)
+    if n > 1 and bool(np.all(x == x[0])):
+        std = 0.0  # equal runs: exactly no spread, not the mean's rounding error (1e-15)
+    return mean, std, n, ci_halfwidth(std, n, level)

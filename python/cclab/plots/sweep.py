@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, Optional
 
@@ -116,6 +117,27 @@ def default_hue(t: pd.DataFrame, x: Optional[str] = None) -> Optional[str]:
     return pick[0] if pick else None
 
 
+def _independent(t: pd.DataFrame, fixed: list[str], candidates: list[str]) -> list[str]:
+    """The candidates that still vary once ``fixed`` and the candidates kept before them are known: a key
+    linked to another ("k, l" set together in the grid) adds no line, marker or legend entry of its own."""
+    keep: list[str] = []
+    for c in candidates:
+        by = [k for k in (*fixed, *keep) if k]
+        lab = sw.labels(t, c).astype(str)
+        if by:
+            grouped = lab.groupby([sw.labels(t, k).astype(str) for k in by]).nunique()
+            if int(grouped.max()) <= 1:
+                continue
+        elif lab.nunique() <= 1:
+            continue
+        keep.append(c)
+    return keep
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, 40)
+
+
 def _span(n: Any) -> str:
     """"3" or "2–3": the range of a list of counts."""
     vals = [int(v) for v in n]
@@ -142,8 +164,7 @@ def metric_figure(t: pd.DataFrame, x: str, y: str = "goodput_mbps", hue: Optiona
     """``y``'s mean over seeds against grid key ``x``, with 95 % CI error bars, one line per value of
     ``hue`` (and of every other varying grid key)."""
     _check(t, x, y, hue)
-    others = [k for k in varying(t) if k not in (x, hue)]
-    line_keys = ([hue] if hue else []) + others
+    line_keys = _independent(t, [x], ([hue] if hue else []) + [k for k in varying(t) if k not in (x, hue)])
     lines = _groups(t, line_keys)
     colors, markers = cc_colors([lab for lab, _ in lines]), cc_markers([lab for lab, _ in lines])
     ylabel, yscale = metric_label(y)
@@ -174,7 +195,7 @@ def metric_figure(t: pd.DataFrame, x: str, y: str = "goodput_mbps", hue: Optiona
         ax.set_xticks(range(len(cats)), cats)
         ax.set_xlim(-0.5, len(cats) - 0.5)
     ax.grid(True, alpha=0.3)
-    legend_outside(ax, handles, title=", ".join(line_keys) if line_keys else None)
+    legend_outside(ax, handles, title=_wrap(", ".join(line_keys)) if line_keys else None)
     note(fig, [
         f"Marker: the mean over seeds at one grid point ({_span(n_seen)} runs each). Bar: "
         "the 95 % confidence interval of that mean, ± t(0.975, n − 1) · std / √n (Student t; none with one "
@@ -207,7 +228,7 @@ def throughput_delay_figure(t: pd.DataFrame, hue: Optional[str] = None, name: st
     key); delay axis reversed."""
     _check(t, None, None, hue)
     hue = hue or default_hue(t)
-    others = [k for k in varying(t) if k != hue]
+    others = _independent(t, [hue] if hue else [], [k for k in varying(t) if k != hue])
     colour_groups = [lab for lab, _ in _groups(t, [hue] if hue else [])]
     marker_groups = [lab for lab, _ in _groups(t, others)] if others else []
     colors, markers = cc_colors(colour_groups), cc_markers(marker_groups or ["all"])
@@ -247,9 +268,10 @@ def throughput_delay_figure(t: pd.DataFrame, hue: Optional[str] = None, name: st
     handles: list[Any] = [Line2D([], [], ls="", marker="o", markersize=8, markerfacecolor=colors[lab],
                                  markeredgecolor="black", label=lab) for lab in colour_groups]
     if marker_groups:
+        handles.append(Line2D([], [], ls="", label=_wrap(", ".join(others) + ":")))
         handles += [Line2D([], [], ls="", marker=markers[lab], markersize=7, color="0.4", label=lab)
                     for lab in marker_groups]
-    legend_outside(ax, handles, title=" / ".join([hue or "runs", *([", ".join(others)] if others else [])]))
+    legend_outside(ax, handles, title=_wrap(hue) if hue else None)
     v = varying(t)
     n = t.groupby(v).size() if v else pd.Series([len(t)])
     note(fig, [
@@ -265,6 +287,8 @@ def throughput_delay_figure(t: pd.DataFrame, hue: Optional[str] = None, name: st
 
 
 def _slug(s: str) -> str:
+    """A file-name part from a key: flows[1].params.k -> flows1.params.k, flows[*].cc -> flows_all.cc."""
+    s = s.replace("[*]", "_all").replace("[", "").replace("]", "")
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_")
 
 
