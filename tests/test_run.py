@@ -156,7 +156,7 @@ def test_no_python_call_per_packet(base):
     spec = cclab.Scenario.from_dict(base).to_spec()
     calls = []
     t0 = time.perf_counter()
-    raw, _, _ = _native.run(json.dumps(spec), calls.append)
+    raw, *_ = _native.run(json.dumps(spec), calls.append)
     wall = time.perf_counter() - t0
     packets = json.loads(raw)["packets"]
     assert packets > 100_000
@@ -226,16 +226,43 @@ def test_link_series_rates_and_trace(base, tmp_path):
     assert list(ts.columns[:3]) == ["kind", "id", "t"]
     assert len(ts) == len(res.flows) + len(res.links)
     trace = pd.read_parquet(tmp_path / "trace.parquet")
-    assert res.summary["trace_records"] == len(trace) > 0
-    # the trace and the summary count the same packets: (kind 0 enqueue, 1 drop, 4 delivered; pkt 0 data)
-    data = trace[trace["pkt"] == 0]
+    assert res.summary["trace_records"] == len(trace) == len(res.trace) > 0
+    # columns, not records: names for the kinds (Categoricals, also after the parquet round trip)
+    assert list(trace.columns) == ["t", "kind", "link", "flow", "seq", "pkt"]
+    for df in (trace, res.trace):
+        assert list(df["kind"].cat.categories) == ["enqueue", "drop", "random_loss", "delivered"]
+        assert list(df["pkt"].cat.categories) == ["data", "ack", "cross"]
+        assert [str(df[c].dtype) for c in ("t", "link", "flow", "seq")] == ["float64", "int32", "int32", "uint64"]
+    pd.testing.assert_frame_equal(trace, res.trace)
+    assert trace["t"].is_monotonic_increasing and trace["t"].iloc[-1] <= 2.0
+    # the trace and the summary count the same packets
+    data = trace[trace["pkt"] == "data"]
     f = res.summary["flows"][0]
-    assert (data["kind"] == 1).sum() == f["dropped_pkts"] > 0          # BDP buffer: slow start overflows it
-    assert (data["kind"] == 4).sum() == f["received_pkts"]
-    arrived = ((data["link"] == 0) & data["kind"].isin([0, 1])).sum()
+    assert (data["kind"] == "drop").sum() == f["dropped_pkts"] > 0          # BDP buffer: slow start overflows it
+    assert (data["kind"] == "delivered").sum() == f["received_pkts"]
+    assert (data.loc[data["kind"] == "delivered", "link"] == -1).all()
+    assert (trace["kind"] == "random_loss").sum() == 0 and trace["kind"].notna().all()
+    acks = trace[trace["pkt"] == "ack"]
+    assert len(acks) > 0 and set(acks.loc[acks["kind"] == "enqueue", "link"]) == {1}   # the reverse link
+    arrived = ((data["link"] == 0) & data["kind"].isin(["enqueue", "drop"])).sum()
     # every data packet sent reached the bottleneck except those still on the access link at the end,
     # which the conservation counters hold as in the network
     assert 0 <= f["sent_pkts"] - arrived <= res.summary["conservation"]["in_network"]
+
+
+def test_trace_random_losses_and_an_untraced_run(base):
+    base["duration"] = "1s"
+    base["topology"]["bottleneck"]["loss"] = 0.01
+    res = cclab.run(base, progress=False, plots=False, trace_packets=True)
+    lost = res.trace[res.trace["kind"] == "random_loss"]
+    # random loss on the bottleneck's data packets only, counted as the link's random losses (whole run)
+    assert set(lost["link"]) == {0} and set(lost["pkt"]) == {"data"}
+    link = res.links[res.links["link"] == 0]
+    assert len(lost) == link["random_losses"].iloc[-1] > 0
+    assert res.summary["trace_records"] == len(res.trace)
+    plain = cclab.run(base, progress=False, plots=False)
+    assert plain.trace is None and "trace_records" not in plain.summary
+    assert plain.summary["flows"] == res.summary["flows"]   # tracing observes, it does not change the run
 
 
 def test_determinism_across_processes(tmp_path):

@@ -82,9 +82,10 @@ def test_cli_bad_sweep_exits_2_naming_the_field(tmp_path):
 def test_runs_are_the_same_as_cclab_run_and_the_table_has_every_run(tmp_path):
     p = write(tmp_path, '"flows[1].rtt" = ["80ms", "160ms"]\n')
     t = sw.run(p, tmp_path / "out", workers=2)
-    assert len(t) == 4 and set(t["seed"]) == {1, 2} and set(t["flows[1].rtt"]) == {"80ms", "160ms"}
+    assert len(t) == 4 and set(t["seed"]) == {1, 2} and set(t["flows[1].rtt_label"]) == {"80ms", "160ms"}
+    assert sorted(set(t["flows[1].rtt"])) == pytest.approx([0.08, 0.16])  # seconds: the value, in SI units
     # A sweep run gives what cclab.run gives on the same scenario and seed (wall time aside).
-    row = t[(t["flows[1].rtt"] == "160ms") & (t["seed"] == 2)].iloc[0]
+    row = t[(t["flows[1].rtt_label"] == "160ms") & (t["seed"] == 2)].iloc[0]
     d = sw.load(p)[0]
     d["flows"][1]["rtt"] = "160ms"
     direct = cclab.run(dict(d, seed=2), progress=False).summary
@@ -317,7 +318,7 @@ def test_a_different_sweep_into_the_same_folder_is_refused_unless_forced(tmp_pat
     # The old sweep's third run stays in runs/ but not in the table.
     assert len(sw.finished(out)) == 3
     for t in (pd.read_csv(out / "results.csv"), sw.table(out)):
-        assert len(t) == 2 and set(t["flows[1].rtt"]) == {"40ms", "80ms"}
+        assert len(t) == 2 and set(t["flows[1].rtt_label"]) == {"40ms", "80ms"}
     # The same sweep again is not a different one.
     assert len(sw.run(small, out, workers=1)) == 2
 

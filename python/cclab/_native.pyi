@@ -15,9 +15,10 @@ class SpecError(ValueError):
 
 def run(
     spec_json: str, progress: Callable[[float], object] | None = None
-) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Simulates a run spec (JSON). Returns (result JSON without the series, flow series columns, link
-    series columns). The GIL is released while the simulator runs; ``progress(sim_time_s)`` is called at
+) -> tuple[str, dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """Simulates a run spec (JSON). Returns (result JSON without the series and the trace, flow series
+    columns, link series columns, packet trace columns — t f64, kind u8, link i32, flow i32, seq u64,
+    pkt u8 — or None when the spec's ``trace_packets`` is false). The GIL is released while the simulator runs; ``progress(sim_time_s)`` is called at
     most every ~0.25 s of wall time. Raises the progress callback's exception, KeyboardInterrupt on
     Ctrl-C, SpecError for a spec the simulator rejects."""
 

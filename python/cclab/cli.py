@@ -1,5 +1,5 @@
 """The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``, ``cclab reproduce``,
-``cclab sweep``, ``cclab net run|check``.
+``cclab sweep``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -154,13 +154,16 @@ def _print_report(rep: Report) -> None:
 @click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
 @click.option("--plots", is_flag=True, help="also write each run's PNG plots")
 @click.option("--force", is_flag=True, help="run into --out even if it holds a different sweep")
+@click.option("--plot", "plot", is_flag=True,
+              help="then draw the sweep: goodput vs the first grid key (mean, 95 %% CI) and throughput vs delay")
 def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool,
-          force: bool) -> None:
+          force: bool, plot: bool) -> None:
     """Run SWEEP_FILE (a scenario over a grid of settings and seeds); resumes where it stopped.
 
-    Writes runs/<id>/ per run and results.csv / results.parquet (one row per run); prints the mean over
-    seeds of each grid point. Exit code 2: bad input, or --out holds a different sweep; 1: some runs failed
-    (the others are kept); 130: Ctrl-C. See docs/sweep.md."""
+    Writes runs/<id>/ per run, results.csv / results.parquet (one row per run) and summary.csv (per grid
+    point: mean, std, n, 95 % CI half-width over seeds); prints the mean ± CI of each grid point. With
+    --plot, also the figures of `cclab plot` (default settings). Exit code 2: bad input, or --out holds a
+    different sweep; 1: some runs failed (the others are kept); 130: Ctrl-C. See docs/sweep.md."""
     from rich.progress import Progress
 
     from . import sweep as sw
@@ -182,8 +185,17 @@ def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], schedul
                        "to resume", err=True)
             sys.exit(130)
     _print_sweep(t)
-    click.echo(f"wrote {out}/results.csv, results.parquet and runs/ ({len(t)} runs)" if len(t) else
+    click.echo(f"wrote {out}/results.csv, results.parquet, summary.csv and runs/ ({len(t)} runs)" if len(t) else
                f"no finished runs: no results.csv in {out}")
+    if plot and len(t):
+        from .plots.sweep import write_sweep_plots
+
+        try:
+            paths = write_sweep_plots(out)
+        except ScenarioError as e:
+            _fail(e)
+            return
+        click.echo("wrote " + ", ".join(str(p) for p in paths))
     if failed:
         click.echo(f"error: {failed}", err=True)
         sys.exit(1)
@@ -193,19 +205,55 @@ def _print_sweep(t: pd.DataFrame) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from . import sweep as sw
+
     if t.empty:
         return
-    names = list(t.columns)
-    keys = names[1:names.index("seed")]  # the grid's columns: cclab.sweep.table puts them between run and seed
-    cols = ["goodput_mbps", "jain", "utilization", "loss_rate", "mean_queue_pkts"]
-    g = t.groupby(keys, dropna=False)[cols].mean().reset_index() if keys else t[cols].mean().to_frame().T
-    n = t.groupby(keys, dropna=False).size().to_numpy() if keys else [len(t)]
-    tab = Table(title="mean over seeds")
-    for c in [*keys, "runs", *cols]:
-        tab.add_column(c, justify="right")
-    for (_, r), k in zip(g.iterrows(), n):
-        tab.add_row(*[str(r[c]) for c in keys], str(k), *[f"{r[c]:.4g}" for c in cols])
-    Console(width=160).print(tab)
+    s = sw.summarize(t)
+    keys = [k for k in sw.grid_keys(t) if sw.labels(t, k).nunique(dropna=False) > 1]  # the grid keys that vary
+    cols = [("goodput_mbps", "goodput Mbit/s", 1.0), ("jain", "Jain", 1.0), ("utilization", "utilisation", 1.0),
+            ("loss_rate", "loss rate", 1.0), ("mean_queue_pkts", "mean queue pkts", 1.0),
+            ("p95_queue_delay_s", "p95 queue delay ms", 1e3)]
+    tab = Table(title="mean ± 95 % CI half-width over seeds (Student t; std in summary.csv)")
+    for c in keys:
+        tab.add_column(c, justify="right", overflow="fold")
+    for c in ["seeds", *(name for _, name, _ in cols)]:
+        tab.add_column(c, justify="right", no_wrap=True)
+    for _, r in s.iterrows():
+        cells = [str(r.get(k + sw.LABEL, r[k])) for k in keys] + [str(r["n"])]
+        for m, _, scale in cols:
+            mean, ci = r[f"{m}_mean"] * scale, r[f"{m}_ci95"] * scale
+            cells.append(f"{mean:.4g}" + ("" if ci != ci else f" ± {ci:.2g}"))
+        tab.add_row(*cells)
+    Console(width=200).print(tab)
+
+
+@cli.command("plot")
+@click.argument("sweep_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("settings", nargs=-1, metavar="[x=KEY] [y=METRIC] [hue=KEY]")
+@click.option("--out", "-o", "file", type=click.Path(dir_okay=False, path_type=Path),
+              help="the y-vs-x figure [SWEEP_DIR/<y>_vs_<x>.png]; the throughput-delay one goes beside it")
+def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path]) -> None:
+    """Draw a sweep: METRIC (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error
+    bars, one line per hue value; and throughput vs delay across seeds (one 1-σ ellipse per grid point,
+    coloured by algorithm or hue, delay axis reversed). Keys are the grid's as in the sweep file
+    (x=topology.bottleneck.rate), metrics the columns of results.csv. See docs/sweep.md, "Plots"."""
+    kw: dict[str, str] = {}
+    for s in settings:
+        k, eq, v = s.partition("=")
+        if not eq or k not in ("x", "y", "hue") or not v:
+            _fail(ValueError(f"{s!r}: give x=KEY, y=METRIC or hue=KEY"))
+            return
+        kw[k] = v
+    try:
+        from .plots.sweep import write_sweep_plots
+
+        paths = write_sweep_plots(sweep_dir, x=kw.get("x"), y=kw.get("y", "goodput_mbps"), hue=kw.get("hue"),
+                                  file=file)
+    except ScenarioError as e:
+        _fail(e)
+        return
+    click.echo("wrote " + ", ".join(str(p) for p in paths))
 
 
 @cli.group("net")

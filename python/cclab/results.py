@@ -25,6 +25,13 @@ TIMESERIES_COLUMNS = (
 )
 
 
+# The packet trace's categories (trace.parquet, res.trace): the simulator's event codes 0, 1, 2, 4 (3 is
+# unused) and packet codes 0, 1, 2 (crates/cclab-sim/src/result.rs, TraceKind and PacketKind).
+TRACE_KINDS = ("enqueue", "drop", "random_loss", "delivered")
+TRACE_PACKETS = ("data", "ack", "cross")
+_KIND_CODE = np.array([0, 1, 2, -1, 3], dtype=np.int8)  # simulator code -> index into TRACE_KINDS
+
+
 def _clean(x: Any) -> Any:
     """NaN/inf are not JSON: write null."""
     if isinstance(x, float) and not math.isfinite(x):
@@ -128,6 +135,16 @@ def link_table(links: pd.DataFrame, spec: dict) -> pd.DataFrame:
     links = add_rates(links, "link", "tx_bytes")
     links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec["links"])})
     return links
+
+
+def trace_table(cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The packet trace from the simulator's columns (NumPy arrays, no object per record): t (s, float64),
+    kind and pkt as pandas Categoricals (:data:`TRACE_KINDS`, :data:`TRACE_PACKETS`), link (int32, −1 at a
+    host), flow (int32, −1 − source for cross traffic), seq (uint64)."""
+    kind = pd.Categorical.from_codes(_KIND_CODE[np.asarray(cols["kind"])], categories=list(TRACE_KINDS))
+    pkt = pd.Categorical.from_codes(np.asarray(cols["pkt"]).astype(np.int8), categories=list(TRACE_PACKETS))
+    return pd.DataFrame({"t": cols["t"], "kind": kind, "link": cols["link"], "flow": cols["flow"],
+                         "seq": cols["seq"], "pkt": pkt}, copy=False)
 
 
 # ---- the summary ----

@@ -7,11 +7,9 @@ import threading
 from pathlib import Path
 from typing import Optional, Union
 
-import pandas as pd
-
 from . import _native
 from .progress import Progress
-from .results import Result, build_summary, flow_table, frame, link_table
+from .results import Result, build_summary, flow_table, frame, link_table, trace_table
 from .scenario import ScenarioError, ScenarioLike, as_scenario
 
 __all__ = ["Result", "ScenarioLike", "run"]
@@ -38,7 +36,7 @@ def run(
         plotter.start()
     bar = Progress(spec["duration"], "simulating", decimals=1, eta=True) if progress else None
     try:
-        raw_json, fcols, lcols = _native.run(json.dumps(spec), bar.update if bar else None)
+        raw_json, fcols, lcols, tcols = _native.run(json.dumps(spec), bar.update if bar else None)
     except _native.SpecError as e:
         # The simulator re-checks the resolved spec; anything it rejects that the scenario model let
         # through is reported the same way, naming the run-spec field (spec.json beside the results).
@@ -51,9 +49,9 @@ def run(
     links = link_table(frame(lcols, "link"), spec)
     summary = build_summary(raw)
     trace = None
-    if raw.get("trace"):
-        summary["trace_records"] = len(raw["trace"])
-        trace = pd.DataFrame(raw["trace"])
+    if tcols is not None:
+        trace = trace_table(tcols)
+        summary["trace_records"] = len(trace)
     res = Result(summary, flows, links, spec, trace)
     if out is not None:
         if plotter is not None:

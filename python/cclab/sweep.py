@@ -19,8 +19,12 @@ holder dies), so no sweep starts a run that is finished or under way in another 
 local workers die with the sweep process (``PR_SET_PDEATHSIG`` on Linux). A run that fails (an exception, a
 Rust panic, its worker dying twice) is reported with a message and the others go on (``RunsFailed`` at
 the end). The table ``OUT/results.csv`` (and ``results.parquet``) has one row per finished run of this
-sweep: the grid values, the seed, and the summary's headline numbers, one column per flow's goodput. A
-folder holding a different sweep is refused unless ``force``. The contract in full: docs/sweep.md.
+sweep: the grid values, the seed, and the summary's headline numbers, one column per flow's goodput. Grid
+values written with units ("10Mbps") are numbers in SI units there, the strings kept in ``<key>_label``
+(:func:`quantity`), so they sort and plot as numbers. ``OUT/summary.csv`` (:func:`summarize`) has per grid
+point the mean, std, n and 95 % CI half-width (Student t) over seeds of each headline metric; the figures
+are ``cclab.plots.sweep``'s. A folder holding a different sweep is refused unless ``force``. The contract
+in full: docs/sweep.md.
 
 Runs go to a pool of local processes (``workers``, default: the CPU count) or, with
 ``scheduler="tcp://host:8786"``, to a Dask cluster (``pip install "dask[distributed]"``) through its
@@ -51,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from . import units
 from .scenario import Scenario, ScenarioError, tomllib  # tomllib: tomli before Python 3.11
 
 if TYPE_CHECKING:
@@ -409,7 +414,100 @@ def table(out: Path, ids: Optional[list[str]] = None) -> pd.DataFrame:
         for f in s["flows"]:
             row[f"goodput_mbps_flow{f['id']}"] = f["goodput_bps"] / 1e6
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _numeric_grid(pd.DataFrame(rows))
+
+
+# --- Grid values as numbers, spread over seeds --------------------------------------------------------------
+
+LABEL = "_label"  # suffix of the column keeping a grid value as written ("10Mbps") beside its number
+# The headline metrics of a run (columns of the table) that summary.csv and the printed table spread over seeds.
+HEADLINE = ("goodput_mbps", "jain", "utilization", "loss_rate", "drops", "mean_queue_pkts", "p95_queue_delay_s")
+_BDP = re.compile(r"([-+]?(?:\d+\.?\d*|\.\d+)?)\s*BDP")
+_PKTS = re.compile(r"([-+]?\d+)\s*p")
+
+
+def quantity(value: Any) -> Optional[tuple[str, float]]:
+    """A grid value written with a unit as (unit, number in that unit): rates in "bit/s", times in "s",
+    sizes in "B" (the units module's SI base units), buffers in "BDP" (multiples) or "pkts" ("500p");
+    None for anything else (a number, a name, a list)."""
+    if not isinstance(value, str):
+        return None
+    v = value.strip()
+    m = _BDP.fullmatch(v)
+    if m:
+        return ("BDP", float(m.group(1)) if m.group(1) not in ("", "+") else 1.0)
+    m = _PKTS.fullmatch(v)
+    if m:
+        return ("pkts", float(m.group(1)))
+    for unit, parse in (("bit/s", units.parse_rate), ("s", units.parse_time), ("B", units.parse_size)):
+        try:
+            return (unit, parse(v))
+        except units.UnitError:
+            pass
+    return None
+
+
+def _numeric_grid(t: pd.DataFrame) -> pd.DataFrame:
+    """Each grid column whose values are all strings with units of one kind ("3Mbps", "10Mbps") becomes
+    their numbers in that unit (3e6, 1e7: sorts and plots as numbers), and ``<key>_label``, right after it,
+    keeps the strings as written."""
+    for key in grid_keys(t):
+        parsed = [quantity(v) for v in t[key]]
+        if not parsed or any(q is None for q in parsed) or len({q[0] for q in parsed if q}) != 1:
+            continue
+        at = list(t.columns).index(key)
+        t.insert(at + 1, key + LABEL, t[key].astype(str))
+        t[key] = [q[1] for q in parsed if q]
+    return t
+
+
+def grid_keys(t: pd.DataFrame) -> list[str]:
+    """The grid's columns of a sweep table (those between ``run`` and ``seed``), without the ``_label``
+    columns."""
+    cols = list(t.columns)
+    if "run" not in cols or "seed" not in cols:
+        return []
+    inner = cols[cols.index("run") + 1:cols.index("seed")]
+    return [c for c in inner if not (c.endswith(LABEL) and c[:-len(LABEL)] in inner)]
+
+
+def grid_unit(t: pd.DataFrame, key: str) -> Optional[str]:
+    """The unit of a grid column made numeric (see :func:`quantity`), or None."""
+    lab = key + LABEL
+    if lab not in t or not len(t):
+        return None
+    q = quantity(t[lab].iloc[0])
+    return q[0] if q else None
+
+
+def labels(t: pd.DataFrame, key: str) -> pd.Series:
+    """A grid column's values as written in the sweep file."""
+    return t[key + LABEL] if key + LABEL in t else t[key].astype(str)
+
+
+def summarize(t: pd.DataFrame, metrics: Optional[list[str]] = None, by: Optional[list[str]] = None) -> pd.DataFrame:
+    """One row per grid point (``by``: the grid keys by default), in numeric order: the grid columns (and
+    their labels), ``n`` (runs at the point, i.e. seeds), and for each metric (default: :data:`HEADLINE`, those
+    in the table) ``<metric>_mean``, ``<metric>_std`` (sample standard deviation, ddof 1) and
+    ``<metric>_ci95`` (half-width of the 95 % confidence interval of the mean, Student t with n − 1 degrees
+    of freedom: t · std / √n). std and ci95 are NaN with one seed; a run's missing value (NaN) is left out."""
+    import pandas as pd
+
+    from .stats import spread
+
+    metrics = [m for m in (HEADLINE if metrics is None else metrics) if m in t]
+    keys = grid_keys(t) if by is None else list(by)
+    cols = [c for k in keys for c in (k, k + LABEL) if c in t]
+    groups = list(t.groupby(cols, dropna=False, sort=True)) if cols else [((), t)]
+    rows = []
+    for name, g in groups:
+        row: dict[str, Any] = dict(zip(cols, name if isinstance(name, tuple) else (name,)))
+        row["n"] = len(g)
+        for m in metrics:
+            mean, std, _, ci = spread(g[m].to_numpy(dtype=float))
+            row.update({f"{m}_mean": mean, f"{m}_std": std, f"{m}_ci95": ci})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*cols, "n", *(f"{m}_{s}" for m in metrics for s in ("mean", "std", "ci95"))])
 
 
 class RunsFailed(Exception):
@@ -470,7 +568,7 @@ def _claim(out: Path, meta: dict, force: bool) -> None:
                                          "--force (force=True) to run this sweep there: the table then has only "
                                          "this sweep's runs")])
         if old != new:
-            for name in ("results.csv", "results.parquet", "failed.json"):
+            for name in ("results.csv", "results.parquet", "summary.csv", "failed.json"):
                 (out / name).unlink(missing_ok=True)
     if old != new:
         _replace(f, lambda tmp: tmp.write_text(json.dumps(meta, indent=1)))
@@ -665,7 +763,8 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
     finally:
         t = table(out, [p.id for p in points])
         for name, write in (("results.csv", lambda tmp: t.to_csv(tmp, index=False)),
-                            ("results.parquet", lambda tmp: t.to_parquet(tmp, index=False))):
+                            ("results.parquet", lambda tmp: t.to_parquet(tmp, index=False)),
+                            ("summary.csv", lambda tmp: summarize(t).to_csv(tmp, index=False))):
             if len(t):
                 _replace(out / name, write)
             else:

@@ -8,7 +8,7 @@
 use cclab_cc::aqm::BufferLimit;
 use cclab_cc::params::Params;
 use cclab_cc::registry::{self, LinkEnv, SenderEnv};
-use cclab_sim::result::Series;
+use cclab_sim::result::{Series, Trace};
 use cclab_spec::RunSpec;
 use numpy::IntoPyArray;
 use pyo3::create_exception;
@@ -52,8 +52,29 @@ fn series_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> 
     Ok(d)
 }
 
-/// Runs a simulation from a JSON run spec. Returns (result JSON without the series, flow series, link
-/// series). The GIL is released for the whole run; it is taken again only inside the progress callback,
+/// The packet trace as columns of NumPy arrays (t f64, kind u8, link i32, flow i32, seq u64, pkt u8):
+/// each column moves into its array without a copy or an object per record.
+fn trace_dict(py: Python<'_>, tr: Trace) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new_bound(py);
+    d.set_item("t", tr.t.into_pyarray_bound(py))?;
+    d.set_item("kind", tr.kind.into_pyarray_bound(py))?;
+    d.set_item("link", tr.link.into_pyarray_bound(py))?;
+    d.set_item("flow", tr.flow.into_pyarray_bound(py))?;
+    d.set_item("seq", tr.seq.into_pyarray_bound(py))?;
+    d.set_item("pkt", tr.pkt.into_pyarray_bound(py))?;
+    Ok(d)
+}
+
+/// What [`run`] returns: (result JSON, flow series, link series, packet trace or None).
+type RunOutput<'py> = (
+    String,
+    Bound<'py, PyDict>,
+    Bound<'py, PyDict>,
+    Option<Bound<'py, PyDict>>,
+);
+
+/// Runs a simulation from a JSON run spec. Returns (result JSON without the series and the trace, flow
+/// series, link series, packet trace columns or None when the spec has no `trace_packets`). The GIL is released for the whole run; it is taken again only inside the progress callback,
 /// which the simulator calls at most every ~0.25 s of wall time. There `progress(sim_time_s)` runs and
 /// pending signals are checked, so Ctrl-C stops the run within ~0.25 s and raises KeyboardInterrupt.
 /// An exception raised by `progress` stops the run and is re-raised. A spec the simulator rejects
@@ -64,7 +85,7 @@ fn run<'py>(
     py: Python<'py>,
     spec_json: &str,
     progress: Option<PyObject>,
-) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+) -> PyResult<RunOutput<'py>> {
     let spec: RunSpec =
         serde_json::from_str(spec_json).map_err(|e| spec_error("spec", &e.to_string()))?;
     let mut py_err: Option<PyErr> = None;
@@ -95,9 +116,15 @@ fn run<'py>(
     }
     let flows = series_dict(py, std::mem::take(&mut result.flow_series))?;
     let links = series_dict(py, std::mem::take(&mut result.link_series))?;
+    let trace = std::mem::take(&mut result.trace);
+    let trace = if spec.trace_packets {
+        Some(trace_dict(py, trace)?)
+    } else {
+        None
+    };
     let summary =
         serde_json::to_string(&result).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    Ok((summary, flows, links))
+    Ok((summary, flows, links, trace))
 }
 
 fn parse_params(params_json: &str) -> PyResult<Params> {

@@ -19,7 +19,7 @@ mod packet;
 pub use build::transport_config;
 
 use crate::events::{Event, EventQueue};
-use crate::result::{Conservation, RunResult, SeriesBuilder, TraceKind, TraceRecord};
+use crate::result::{Conservation, RunResult, SeriesBuilder, Trace, TraceKind, TraceRecord};
 use crate::traffic::CrossSource;
 use cclab_cc::time::{to_secs, Nanos};
 use cclab_transport::{Receiver, Sender};
@@ -71,7 +71,7 @@ pub struct Simulation {
     lsnap: [Vec<LinkSnap>; 2],
     cons: Conservation,
     events: u64,
-    trace: Option<Vec<TraceRecord>>,
+    trace: Option<Trace>,
     result: RunResult,
     fseries: SeriesBuilder,
     lseries: SeriesBuilder,

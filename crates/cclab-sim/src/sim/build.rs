@@ -7,7 +7,7 @@ use super::measure::{FlowSnap, LinkSnap, FLOW_COLUMNS, LINK_COLUMNS};
 use super::packet::{Hop, Pipe};
 use super::{Flow, Simulation};
 use crate::events::{Event, EventQueue};
-use crate::result::{Conservation, RunResult, SeriesBuilder};
+use crate::result::{Conservation, RunResult, SeriesBuilder, Trace};
 use crate::spec::{FlowSpec, LinkSpec, RunSpec, SpecError, StartSpec};
 use crate::traffic::CrossSource;
 use cclab_cc::aqm::BufferLimit;
@@ -207,7 +207,7 @@ impl Simulation {
             cons: Conservation::default(),
             events: 0,
             trace: if spec.trace_packets {
-                Some(Vec::new())
+                Some(Trace::default())
             } else {
                 None
             },
