@@ -179,14 +179,15 @@ def test_episode_is_truncated_at_the_duration_or_terminated_when_a_finite_flow_c
     assert info["finished"] == 1.0
 
 
-def test_custom_reward_and_history():
-    env = make(scenario=one_flow(duration="1s"), reward=lambda info: -info["queue_pkts"], history=2)
+def test_custom_reward_history_and_info_keys():
+    env = make(scenario=one_flow(duration="1s"), reward=lambda info: -info["queue_pkts"], history=2,
+               info_keys=["queue_pkts", "utilization"])
     obs, _ = env.reset(seed=1)
     assert obs.shape == (2 * len(OBS_NAMES),)
     prev = None
     for _ in range(10):
         obs, r, _, _, info = env.step(np.ones(1, np.float32))
-        assert r == -info["queue_pkts"]
+        assert r == -info["queue_pkts"] and list(info) == ["queue_pkts", "utilization"]
         if prev is not None:
             assert np.array_equal(obs[: len(OBS_NAMES)], prev[len(OBS_NAMES):])  # oldest first
         prev = obs
@@ -206,6 +207,15 @@ def test_sync_vector_env_runs_and_matches_single_envs():
         assert obs.shape == (2, len(OBS_NAMES)) and np.isfinite(r).all()
         assert np.array_equal(obs[1], s_obs) and r[1] == s_r
     envs.close()
+    # info_keys=[]: nothing for the vector environment to merge; the same observations.
+    envs = gymnasium.vector.SyncVectorEnv([lambda: make(info_keys=[]) for _ in range(2)])
+    obs, _ = envs.reset(seed=[3, 4])
+    single.reset(seed=4)
+    for a in actions[:20]:
+        obs, _, _, _, info = envs.step(np.array([[a], [a]], dtype=np.float32))
+        s_obs, _, _, _, _ = single.step(np.array([a], dtype=np.float32))
+        assert np.array_equal(obs[1], s_obs) and info == {}
+    envs.close()
 
 
 @pytest.mark.parametrize(("kw", "msg"), [
@@ -219,6 +229,8 @@ def test_sync_vector_env_runs_and_matches_single_envs():
     ({"delay_weight": -1}, "delay_weight: must be a finite number ≥ 0, got -1"),
     ({"link": 5}, r"link: must be a directional link index in \[0, 2\), got 5"),
     ({"reward": 3}, "reward: must be a callable"),
+    ({"info_keys": ["t", "queue"]}, "info_keys: unknown key 'queue'; allowed: t, dt, "),
+    ({"info_keys": "t"}, "info_keys: must be a list of key names"),
     ({"render_mode": "human"}, "render_mode: this environment does not render"),
 ])
 def test_bad_arguments_name_the_argument(kw, msg):

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional, SupportsFloat, Union
 
@@ -59,7 +60,7 @@ from . import _native
 from .scenario import ScenarioLike, as_scenario
 from .units import UnitError, parse_time
 
-__all__ = ["DEFAULT_SCENARIO", "ENV_ID", "OBS_NAMES", "CongestionControlEnv"]
+__all__ = ["DEFAULT_SCENARIO", "ENV_ID", "INFO_KEYS", "OBS_NAMES", "CongestionControlEnv"]
 
 ENV_ID = "cclab/CongestionControl-v0"
 #: The scenario used when none is given: 1 agent + 1 CUBIC flow, 10 Mbit/s, 20 ms, 10 s.
@@ -72,6 +73,9 @@ _F = {k: i for i, k in enumerate(_FIELDS)}
  _FINISHED, _MIN_RTT, _LINK_TX) = (
     _F[k] for k in ("t", "dt", "acks", "acked_pkts", "ecn_acks", "rtt_n", "rtt_mean", "sent_pkts", "sent_bytes", "retransmits",
                     "cwnd", "pacing_bps", "finished", "min_rtt", "link_tx_bytes"))
+
+#: Every key of a step's info dict: the simulator's values (``_native.Stepper.FIELDS``) and the derived ones.
+INFO_KEYS: tuple[str, ...] = (*_FIELDS, "delivery_rate", "loss_frac", "ecn_frac", "queue_delay", "utilization")
 
 Reward = Callable[[dict[str, float]], SupportsFloat]
 
@@ -114,7 +118,9 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
       of the pacing rate (× bottleneck rate);
     * ``rate_cwnd_gain``: in rate mode, the window cap over pacing rate × smoothed RTT (default 2);
     * ``link``: index of the directional link the info's ``link_*`` / ``queue_*`` values and the
-      normalisation use; default the slowest link of the agent's path (first of equals).
+      normalisation use; default the slowest link of the agent's path (first of equals);
+    * ``info_keys``: the keys a step's info keeps (default all of ``INFO_KEYS``; ``[]`` makes vector
+      environments, which merge infos key by key, ~4× faster).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (Gymnasium's class attribute)
@@ -135,6 +141,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         max_rate: float = 64.0,
         rate_cwnd_gain: float = 2.0,
         link: Optional[int] = None,
+        info_keys: Optional[Sequence[str]] = None,
         render_mode: Optional[str] = None,
     ) -> None:
         if action not in ACTIONS:
@@ -180,6 +187,15 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         self.link = link
         self.step_s = step_s
         self._reward_fn = reward
+        if info_keys is not None:
+            if isinstance(info_keys, str) or not all(isinstance(k, str) for k in info_keys):
+                raise _bad("info_keys", f"must be a list of key names, got {info_keys!r}")
+            unknown = [k for k in info_keys if k not in INFO_KEYS]
+            if unknown:
+                raise _bad("info_keys", f"unknown key {unknown[0]!r}; allowed: {', '.join(INFO_KEYS)}")
+            self._info_keys: Optional[tuple[str, ...]] = tuple(info_keys)
+        else:
+            self._info_keys = None
 
         tr = flow["transport"]
         self.packet_size = int(tr["packet_size"])
@@ -286,6 +302,8 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
             self._obs = self._obs[len(OBS_NAMES):] + obs1
         else:
             self._obs = obs1
+        if self._info_keys is not None:
+            info = {k: info[k] for k in self._info_keys}
         terminated = v[_FINISHED] > 0
         truncated = not terminated and v[_T] >= sim.end - 1e-12
         return np.array(self._obs, dtype=np.float32), reward, terminated, truncated, info
