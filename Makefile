@@ -52,7 +52,7 @@ bench: build
 lint: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --release -- -D warnings
-	$(VENV)/bin/ruff check python tests bench validation
+	$(VENV)/bin/ruff check python tests bench validation examples
 	$(VENV)/bin/mypy
 
 clean:
