@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Steps per second of the Gymnasium environment (cclab.gym) on one core: results in docs/gym.md.
 
-Scenario: scenarios/gym_small.toml (the agent + one CUBIC flow, 10 Mbit/s, 20 ms, BDP buffer, 10 s),
+Scenario: the environment's default, ``cclab.gym.DEFAULT_SCENARIO`` (the agent + one CUBIC flow,
+10 Mbit/s, 20 ms, BDP buffer, 10 s),
 step = 10 ms (1000 steps an episode) unless --step. Each row runs whole episodes and reports:
 
 * ``make``: through ``gymnasium.make`` (its order-enforcing and passive-checker wrappers), one action
@@ -14,8 +15,10 @@ step = 10 ms (1000 steps an episode) unless --step. Each row runs whole episodes
   costs more than the simulation).
 
 Policies: ``bdp`` (window held at the BDP: a steady flow) and ``random`` (uniform actions: the window
-swings over [1, 64 BDP] and the queue overflows, so more events per step). Also reported: simulated
-seconds per wall second and simulator events per step.
+swings over [1, 64 BDP] and the queue overflows, so more events per step). Reported: steps per wall
+second and per CPU second of this process (on a machine shared with other jobs the second is the
+one-core figure: waiting for a core is not counted), simulated seconds per wall second and simulator
+events per step.
 
     .venv/bin/python bench/gym_steps.py [--episodes 3] [--step 10ms] [--repeat 3]
 """
@@ -24,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import time
 from typing import Callable, Optional
 
@@ -44,14 +46,17 @@ def policy_fn(name: str, rng: np.random.Generator) -> Callable[[np.ndarray, floa
     return lambda obs, cwnd, bdp: np.array([min(max(math.log2(math.ceil(bdp) / cwnd), -1.0), 1.0)], dtype=np.float32)
 
 
-def run_env(env: gymnasium.Env, policy: str, episodes: int) -> tuple[int, float, float, int]:
-    """Steps, wall seconds, simulated seconds, simulator events."""
+Run = tuple[int, float, float, float, int]  # steps, wall s, CPU s, simulated s, simulator events
+
+
+def run_env(env: gymnasium.Env, policy: str, episodes: int) -> Run:
+    """Steps, wall seconds, CPU seconds, simulated seconds, simulator events."""
     u = env.unwrapped
     assert isinstance(u, cclab.gym.CongestionControlEnv)
     rng = np.random.default_rng(1)
     pol = policy_fn(policy, rng)
     steps, sim_s, events = 0, 0.0, 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for ep in range(episodes):
         obs, info = env.reset(seed=ep + 1)
         cwnd, done = u.initial_cwnd, False
@@ -63,14 +68,14 @@ def run_env(env: gymnasium.Env, policy: str, episodes: int) -> tuple[int, float,
         sim_s += u.now
         assert u._sim is not None
         events += u._sim.events
-    return steps, time.perf_counter() - t0, sim_s, events
+    return steps, time.perf_counter() - t0, time.process_time() - c0, sim_s, events
 
 
-def run_stepper(step: float, episodes: int) -> tuple[int, float, float, int]:
-    spec = Scenario.load(DEFAULT_SCENARIO).to_spec()
+def run_stepper(step: float, episodes: int) -> Run:
+    spec = Scenario.from_dict(DEFAULT_SCENARIO).to_spec()
     spec["sample_interval"] = spec["duration"]
     steps, sim_s, events = 0, 0.0, 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for ep in range(episodes):
         spec["seed"] = ep + 1
         s = _native.Stepper(json.dumps(spec), 0, 0)
@@ -80,13 +85,13 @@ def run_stepper(step: float, episodes: int) -> tuple[int, float, float, int]:
             steps += 1
         sim_s += s.now
         events += s.events
-    return steps, time.perf_counter() - t0, sim_s, events
+    return steps, time.perf_counter() - t0, time.process_time() - c0, sim_s, events
 
 
-def run_sync(step: float, episodes: int, info_keys: Optional[list[str]]) -> tuple[int, float, float, int]:
+def run_sync(step: float, episodes: int, info_keys: Optional[list[str]]) -> Run:
     envs = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(ENV_ID, step=step, info_keys=info_keys) for _ in range(2)])
     steps = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for ep in range(episodes):
         envs.reset(seed=[2 * ep + 1, 2 * ep + 2])
         done = False
@@ -94,9 +99,9 @@ def run_sync(step: float, episodes: int, info_keys: Optional[list[str]]) -> tupl
             _, _, term, trunc, _ = envs.step(np.zeros((2, 1), dtype=np.float32))
             steps += 2
             done = bool(term.any() or trunc.any())
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     envs.close()
-    return steps, wall, steps * step, 0
+    return steps, wall, cpu, steps * step, 0
 
 
 def main() -> None:
@@ -108,25 +113,26 @@ def main() -> None:
     from cclab.units import parse_time
 
     step = parse_time(args.step)
-    rows: list[tuple[str, Callable[[], tuple[int, float, float, int]]]] = []
+    rows: list[tuple[str, Callable[[], Run]]] = []
     for policy in ("bdp", "random"):
         rows.append((f"make/{policy}", lambda p=policy: run_env(gymnasium.make(ENV_ID, step=step), p, args.episodes)))
         rows.append((f"unwrapped/{policy}", lambda p=policy: run_env(gymnasium.make(ENV_ID, step=step).unwrapped, p, args.episodes)))
     rows.append(("stepper/bdp", lambda: run_stepper(step, args.episodes)))
     rows.append(("sync2/const", lambda: run_sync(step, args.episodes, None)))
     rows.append(("sync2-noinfo/const", lambda: run_sync(step, args.episodes, [])))
-    print(f"scenario {DEFAULT_SCENARIO.name}, step {step * 1e3:g} ms, {args.episodes} episodes, best of {args.repeat}")
-    print(f"{'row':<20} {'steps':>7} {'steps/s':>10} {'µs/step':>8} {'sim s/wall s':>13} {'events/step':>12}")
-    results = {}
+    print(f"scenario {DEFAULT_SCENARIO['name']}, step {step * 1e3:g} ms, {args.episodes} episodes, best of {args.repeat}")
+    print(f"{'row':<20} {'steps':>7} {'steps/s':>10} {'µs/step':>8} {'steps/CPU-s':>12} {'sim s/wall s':>13} {'events/step':>12}")
+    results, cpu_results = {}, {}
     for name, fn in rows:
         runs = [fn() for _ in range(args.repeat)]
-        steps, wall, sim_s, events = min(runs, key=lambda r: r[1])
+        steps, wall, _, sim_s, events = min(runs, key=lambda r: r[1])
         rate = steps / wall
         results[name] = rate
+        cpu_results[name] = steps / max(min(r[2] for r in runs), 1e-9)
         ev = f"{events / steps:12.1f}" if events else f"{'':>12}"
-        print(f"{name:<20} {steps:7d} {rate:10.0f} {1e6 / rate:8.1f} {sim_s / wall:13.1f} {ev}")
+        print(f"{name:<20} {steps:7d} {rate:10.0f} {1e6 / rate:8.1f} {cpu_results[name]:12.0f} {sim_s / wall:13.1f} {ev}")
     print(json.dumps({"step_s": step, "steps_per_s": {k: round(v) for k, v in results.items()},
-                      "median_make": round(statistics.median([results["make/bdp"], results["make/random"]]))}))
+                      "steps_per_cpu_s": {k: round(v) for k, v in cpu_results.items()}}))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 """Simple policies on the Gymnasium environment (cclab.gym), and a tiny one trained by the
 cross-entropy method (numpy only). Results and their reading: docs/gym.md.
 
-Scenario: the environment's default (scenarios/gym_small.toml: the agent + one CUBIC flow at 20 ms on
-10 Mbit/s, buffer one BDP, 10 s), step 10 ms, the default reward (δ = 1, λ = 10). Each policy runs one
+Scenario: the environment's default (``cclab.gym.DEFAULT_SCENARIO``: the agent + one CUBIC flow at
+20 ms on 10 Mbit/s, buffer one BDP, 10 s), step 10 ms, the default reward (δ = 1, λ = 10). Each policy runs one
 episode per evaluation seed (the cross flow's start is drawn from it); the table gives the mean per-step
 reward of an episode as mean ± 95 % CI over seeds (Student t), and the agent's share of the link, the
 bottleneck utilisation, the agent's queueing delay and loss, all over the episode.

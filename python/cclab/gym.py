@@ -3,7 +3,7 @@
 Importing this module registers ``"cclab/CongestionControl-v0"``::
 
     import gymnasium, cclab.gym
-    env = gymnasium.make("cclab/CongestionControl-v0", scenario="scenarios/gym_small.toml")
+    env = gymnasium.make("cclab/CongestionControl-v0", scenario="my_scenario.toml", step="10ms")
     obs, info = env.reset(seed=1)
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
@@ -46,6 +46,7 @@ scenario's seed the first time and the previous episode's seed + 1 after that. S
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Sequence
@@ -63,8 +64,20 @@ from .units import UnitError, parse_time
 __all__ = ["DEFAULT_SCENARIO", "ENV_ID", "INFO_KEYS", "OBS_NAMES", "CongestionControlEnv"]
 
 ENV_ID = "cclab/CongestionControl-v0"
-#: The scenario used when none is given: 1 agent + 1 CUBIC flow, 10 Mbit/s, 20 ms, 10 s.
-DEFAULT_SCENARIO = Path(__file__).parent / "scenarios" / "gym_small.toml"
+#: The scenario used when none is given: the agent's flow (flow 0; its ``cc`` is a placeholder, replaced
+#: by the agent) and one CUBIC flow as cross traffic share a 10 Mbit/s drop-tail bottleneck, both at 20 ms
+#: RTT, buffer one BDP (17 packets), 10 s: 1000 steps of 10 ms, 500 of the default step (one RTT). Kept
+#: here rather than in scenarios/, whose files are the papers' experiments (and the golden specs').
+DEFAULT_SCENARIO: dict[str, Any] = {
+    "name": "gym-small",
+    "duration": "10s",
+    "seed": 1,
+    "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "buffer": "BDP", "queue": "droptail"}},
+    "flows": [
+        {"cc": "newreno", "rtt": "20ms"},
+        {"cc": "cubic", "rtt": "20ms", "start": ["0s", "0.1s"]},
+    ],
+}
 OBS_NAMES = ("delivery_rate", "send_rate", "rtt_ratio", "loss_frac", "ecn_frac", "cwnd", "rate")
 ACTIONS = ("cwnd", "rate")
 _FIELDS: list[str] = list(_native.Stepper.FIELDS)
@@ -104,7 +117,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
     Arguments (all keyword, given to ``gymnasium.make``):
 
     * ``scenario``: a scenario TOML path, a dict or a :class:`cclab.Scenario` (default
-      ``DEFAULT_SCENARIO``, ``scenarios/gym_small.toml``);
+      ``DEFAULT_SCENARIO``);
     * ``agent_flow``: index of the agent's flow in the resolved scenario (flows expanded by ``count``),
       default 0; its ``cc`` and ``params`` are not used;
     * ``action``: ``"cwnd"`` (default) or ``"rate"``;
@@ -127,7 +140,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
 
     def __init__(
         self,
-        scenario: ScenarioLike = DEFAULT_SCENARIO,
+        scenario: Optional[ScenarioLike] = None,
         *,
         agent_flow: int = 0,
         action: str = "cwnd",
@@ -150,6 +163,8 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
             raise _bad("render_mode", f"this environment does not render, got {render_mode!r}")
         if reward is not None and not callable(reward):
             raise _bad("reward", f"must be a callable taking the step's info dict, got {reward!r}")
+        if scenario is None:
+            scenario = copy.deepcopy(DEFAULT_SCENARIO)
         if not isinstance(scenario, (str, Path, dict)) and not hasattr(scenario, "to_spec"):
             raise _bad("scenario", f"must be a scenario file path, a dict or a cclab.Scenario, got {scenario!r}")
         spec = as_scenario(scenario).to_spec()
