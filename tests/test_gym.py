@@ -248,3 +248,24 @@ def test_bad_reset_seed_and_action():
     env.reset(seed=1)
     with pytest.raises(ValueError, match="action: must be finite"):
         env.unwrapped.step(np.array([np.nan], np.float32))
+
+
+def _make_for_worker():
+    return make(info_keys=[])
+
+
+def test_async_vector_env_matches_single_envs():
+    """AsyncVectorEnv builds each environment in a worker process (the constructor is pickled, not the
+    environment): same seeds and actions, same observations as in-process."""
+    envs = gymnasium.vector.AsyncVectorEnv([_make_for_worker, _make_for_worker])
+    try:
+        obs, _ = envs.reset(seed=[3, 4])
+        single = make(info_keys=[])
+        s_obs, _ = single.reset(seed=4)
+        assert np.array_equal(obs[1], s_obs)
+        for a in np.linspace(-1, 1, 30, dtype=np.float32):
+            obs, r, _, _, _ = envs.step(np.array([[a], [a]], dtype=np.float32))
+            s_obs, s_r, _, _, _ = single.step(np.array([a], dtype=np.float32))
+            assert np.array_equal(obs[1], s_obs) and r[1] == s_r
+    finally:
+        envs.close()
