@@ -16,7 +16,7 @@ $(VENV)/.deps: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.5" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
 		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
-		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3"
+		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2"
 	touch $@
 
 setup: $(VENV)/.deps
@@ -53,7 +53,7 @@ bench: build
 lint: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --release -- -D warnings
-	$(VENV)/bin/ruff check python tests bench validation
+	$(VENV)/bin/ruff check python tests bench validation examples
 	$(VENV)/bin/mypy
 
 clean:

@@ -43,3 +43,30 @@ def queue_names() -> list[str]: ...
 def limits() -> dict[str, int]:
     """The run spec's limits by name (crates/cclab-spec/src/limits.rs): max_series_rows,
     max_flow_count, max_delayed_ack, seed_limit."""
+
+class Stepper:
+    """A simulation run in steps with flow ``agent_flow``'s algorithm replaced by the ``external``
+    sender (crates/cclab-py/src/gym.rs); ``link`` is the directional link whose counters each step
+    reports. Used by :mod:`cclab.gym`."""
+
+    FIELDS: list[str]
+    """The names of :meth:`advance`'s values, in order."""
+    def __init__(self, spec_json: str, agent_flow: int, link: int) -> None: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def end(self) -> float: ...
+    @property
+    def start(self) -> float:
+        """When the agent flow starts (s)."""
+    @property
+    def events(self) -> int: ...
+    @property
+    def cwnd(self) -> float:
+        """The agent's window now (packets)."""
+    def set_cwnd(self, pkts: float) -> None:
+        """Window mode: the agent's window (packets, ≥ 1), no pacing; takes effect now."""
+    def set_rate(self, bps: float, gain: float = 2.0) -> None:
+        """Rate mode: pace at ``bps`` with a window cap of ``gain × bps × srtt`` (≥ 4 packets)."""
+    def advance(self, until: float) -> list[float]:
+        """Runs to ``until`` seconds (clamped to [now, end]); the step's values named by FIELDS."""

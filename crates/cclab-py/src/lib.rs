@@ -5,6 +5,8 @@
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr; clippy 1.95 flags that inside the macro.
 #![allow(clippy::useless_conversion)]
 
+mod gym;
+
 use cclab_cc::aqm::BufferLimit;
 use cclab_cc::params::Params;
 use cclab_cc::registry::{self, LinkEnv, SenderEnv};
@@ -206,6 +208,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sender_names, m)?)?;
     m.add_function(wrap_pyfunction!(queue_names, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
+    m.add_class::<gym::Stepper>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

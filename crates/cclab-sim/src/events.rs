@@ -25,6 +25,8 @@ pub enum Event {
     Measure(u8),
     /// A link's loss probability changes to entry `.1` of its schedule.
     LossChange(u32, u32),
+    /// `Simulation::run_until` returns here (stepped runs only; never scheduled by `run`).
+    Pause,
 }
 
 /// A monotone priority queue (radix heap, Ahuja–Mehlhorn–Orlin–Tarjan 1990) on the 128-bit key

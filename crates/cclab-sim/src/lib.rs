@@ -1,6 +1,7 @@
 //! cclab-sim: a deterministic packet-level discrete-event simulator driving the sans-IO transport.
 //!
-//! Entry points: [`run`] (a [`spec::RunSpec`] in, a [`result::RunResult`] out) and [`run_json`].
+//! Entry points: [`run`] (a [`spec::RunSpec`] in, a [`result::RunResult`] out) and [`run_json`];
+//! stepped runs (one flow driven from outside): [`Simulation::with_external`], [`Simulation::run_until`].
 //! Time is integer nanoseconds, events are ordered by (time, insertion sequence), randomness comes
 //! from per-component seeded streams: the same spec gives the same result, bit for bit.
 
@@ -13,7 +14,7 @@ pub mod traffic;
 pub use cclab_spec as spec;
 
 pub use result::RunResult;
-pub use sim::{transport_config, Simulation};
+pub use sim::{transport_config, FlowProbe, LinkProbe, Simulation};
 pub use spec::{RunSpec, SpecError};
 
 /// Runs a simulation. `progress` receives the simulated time (s) at most every ~0.25 s of wall time

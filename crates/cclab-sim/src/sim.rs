@@ -15,8 +15,10 @@ mod build;
 mod link;
 mod measure;
 mod packet;
+mod step;
 
 pub use build::transport_config;
+pub use step::{FlowProbe, LinkProbe};
 
 use crate::events::{Event, EventQueue};
 use crate::result::{Conservation, RunResult, SeriesBuilder, Trace, TraceKind, TraceRecord};
@@ -153,6 +155,7 @@ impl Simulation {
                 let link = &mut self.links[l as usize];
                 link.loss = link.schedule[k as usize].1;
             }
+            Event::Pause => {}
         }
     }
 

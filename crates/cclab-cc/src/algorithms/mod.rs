@@ -1,12 +1,14 @@
 //! Sender algorithms, one file each (Madison, too large for one, a folder whose `mod.rs` plays that
 //! file's part). Each opens with its source, its equations by number and every DECISION taken where the
 //! source is ambiguous (see also `docs/algorithms/<name>.md`). Each is one row in
-//! `registry::SENDERS`.
+//! `registry::SENDERS`, except `external` (window and rate set from outside; built only by a stepping
+//! driver, see its file).
 
 pub mod africa;
 pub mod bic;
 pub mod binomial;
 pub mod cubic;
+pub mod external;
 pub mod fast;
 pub mod highspeed;
 pub mod hybla;

@@ -1,0 +1,350 @@
+"""A Gymnasium environment for learning congestion control on the simulator (docs/gym.md).
+
+Importing this module registers ``"cclab/CongestionControl-v0"``::
+
+    import gymnasium, cclab.gym
+    env = gymnasium.make("cclab/CongestionControl-v0", scenario="my_scenario.toml", step="10ms")
+    obs, info = env.reset(seed=1)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+One flow of the scenario (``agent_flow``) is driven by the agent: its algorithm is replaced by the
+``external`` sender, whose window (``action="cwnd"``) or pacing rate (``action="rate"``) the agent sets
+once per step; every other flow and cross-traffic source runs as the scenario says. A step is a fixed
+slice of simulated time (``step``, default the agent flow's round-trip propagation delay). The
+simulator runs in-process (no sockets, no ZMQ as in ns3-gym): a step is one call into Rust.
+
+Observation (``OBS_NAMES``, float32, one vector per step, the last ``history`` of them concatenated
+oldest first), all measured at the agent's sender during the step:
+
+* ``delivery_rate``: packets newly acknowledged × packet size × 8 / step / bottleneck rate;
+* ``send_rate``: wire bits sent (retransmissions included) / step / bottleneck rate;
+* ``rtt_ratio``: mean RTT sample of the step / the minimum RTT seen so far (≥ 1; the last value is kept
+  through a step without samples, 1 before the first); ``(rtt_ratio − 1) × min RTT`` estimates the
+  queueing delay;
+* ``loss_frac``: retransmissions / packets sent in the step;
+* ``ecn_frac``: ACKs carrying ECN-Echo / ACKs in the step;
+* ``cwnd``: the window / the path's BDP (bottleneck rate × base RTT / packet size);
+* ``rate``: the pacing rate / bottleneck rate (0 in window mode).
+
+Action: a Box of one value ``a`` in [-1, 1]; the window (or pacing rate) is multiplied by
+``2 ** (action_scale · a)`` and clipped to [1, ``max_cwnd_bdp`` × BDP] packets (or [one packet per base
+RTT, ``max_rate`` × bottleneck rate]).
+
+Reward (default; ``reward=callable(info) -> float`` replaces it)::
+
+    delivery_rate − delay_weight · queue_delay / base_rtt − loss_weight · loss_frac
+
+with ``queue_delay = max(mean RTT of the step − base RTT, 0)`` and the base RTT the path's true
+minimum (round-trip propagation + one packet's serialisation at each link of the data path and an ACK's
+on the way back), the Aurora/Orca shape of throughput − δ·delay − λ·loss, each term normalised.
+
+An episode runs from the agent flow's start to the scenario's ``duration`` (``truncated``); it is
+``terminated`` only when a finite or stopped agent flow has all its data acknowledged.
+``reset(seed=s)`` re-creates the simulation with seed ``s``; ``reset()`` without a seed uses the
+scenario's seed the first time and the previous episode's seed + 1 after that. Same seed + same actions
+→ identical observations, rewards and infos.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Callable, Optional, SupportsFloat, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import _native
+from .scenario import ScenarioLike, as_scenario
+from .units import UnitError, parse_time
+
+__all__ = ["DEFAULT_SCENARIO", "ENV_ID", "INFO_KEYS", "OBS_NAMES", "CongestionControlEnv"]
+
+ENV_ID = "cclab/CongestionControl-v0"
+#: The scenario used when none is given: the agent's flow (flow 0; its ``cc`` is a placeholder, replaced
+#: by the agent) and one CUBIC flow as cross traffic share a 10 Mbit/s drop-tail bottleneck, both at 20 ms
+#: RTT, buffer one BDP (17 packets), 10 s: 1000 steps of 10 ms, 500 of the default step (one RTT). Kept
+#: here rather than in scenarios/, whose files are the papers' experiments (and the golden specs').
+DEFAULT_SCENARIO: dict[str, Any] = {
+    "name": "gym-small",
+    "duration": "10s",
+    "seed": 1,
+    "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "buffer": "BDP", "queue": "droptail"}},
+    "flows": [
+        {"cc": "newreno", "rtt": "20ms"},
+        {"cc": "cubic", "rtt": "20ms", "start": ["0s", "0.1s"]},
+    ],
+}
+OBS_NAMES = ("delivery_rate", "send_rate", "rtt_ratio", "loss_frac", "ecn_frac", "cwnd", "rate")
+ACTIONS = ("cwnd", "rate")
+_FIELDS: list[str] = list(_native.Stepper.FIELDS)
+_F = {k: i for i, k in enumerate(_FIELDS)}
+(_T, _DT, _ACKS, _ACKED, _ECN, _RTT_N, _RTT_MEAN, _SENT_PKTS, _SENT_BYTES, _RETX, _CWND, _PACING,
+ _FINISHED, _MIN_RTT, _LINK_TX) = (
+    _F[k] for k in ("t", "dt", "acks", "acked_pkts", "ecn_acks", "rtt_n", "rtt_mean", "sent_pkts", "sent_bytes", "retransmits",
+                    "cwnd", "pacing_bps", "finished", "min_rtt", "link_tx_bytes"))
+
+#: Every key of a step's info dict: the simulator's values (``_native.Stepper.FIELDS``) and the derived ones.
+INFO_KEYS: tuple[str, ...] = (*_FIELDS, "delivery_rate", "loss_frac", "ecn_frac", "queue_delay", "utilization")
+
+Reward = Callable[[dict[str, float]], SupportsFloat]
+
+
+def _bad(arg: str, msg: str) -> ValueError:
+    return ValueError(f"{arg}: {msg}")
+
+
+def _positive(arg: str, v: Any, *, integer: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+        raise _bad(arg, f"must be a positive {'integer' if integer else 'number'}, got {v!r}")
+    if not math.isfinite(v) or v <= 0:
+        raise _bad(arg, f"must be a positive {'integer' if integer else 'number'}, got {v!r}")
+    return float(v)
+
+
+def _nonneg(arg: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise _bad(arg, f"must be a finite number ≥ 0, got {v!r}")
+    return float(v)
+
+
+class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
+    """One flow of a cclab scenario driven by the agent (see the module documentation).
+
+    Arguments (all keyword, given to ``gymnasium.make``):
+
+    * ``scenario``: a scenario TOML path, a dict or a :class:`cclab.Scenario` (default
+      ``DEFAULT_SCENARIO``);
+    * ``agent_flow``: index of the agent's flow in the resolved scenario (flows expanded by ``count``),
+      default 0; its ``cc`` and ``params`` are not used;
+    * ``action``: ``"cwnd"`` (default) or ``"rate"``;
+    * ``step``: the step's simulated time, seconds or a string with a unit (``"10ms"``); default the
+      agent flow's ``rtt``;
+    * ``history``: observations stacked (default 1);
+    * ``action_scale``: the action's exponent scale (default 1: one step at most halves or doubles);
+    * ``delay_weight`` (δ, default 1.0), ``loss_weight`` (λ, default 10.0), or ``reward``: a callable
+      taking the step's info dict;
+    * ``max_cwnd_bdp`` (default 64), ``max_rate`` (default 64): upper clips of the window (× BDP) and
+      of the pacing rate (× bottleneck rate);
+    * ``rate_cwnd_gain``: in rate mode, the window cap over pacing rate × smoothed RTT (default 2);
+    * ``link``: index of the directional link the info's ``link_*`` / ``queue_*`` values and the
+      normalisation use; default the slowest link of the agent's path (first of equals);
+    * ``info_keys``: the keys a step's info keeps (default all of ``INFO_KEYS``; ``[]`` makes vector
+      environments, which merge infos key by key, ~4× faster).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (Gymnasium's class attribute)
+
+    def __init__(
+        self,
+        scenario: Optional[ScenarioLike] = None,
+        *,
+        agent_flow: int = 0,
+        action: str = "cwnd",
+        step: Union[float, str, None] = None,
+        history: int = 1,
+        action_scale: float = 1.0,
+        delay_weight: float = 1.0,
+        loss_weight: float = 10.0,
+        reward: Optional[Reward] = None,
+        max_cwnd_bdp: float = 64.0,
+        max_rate: float = 64.0,
+        rate_cwnd_gain: float = 2.0,
+        link: Optional[int] = None,
+        info_keys: Optional[Sequence[str]] = None,
+        render_mode: Optional[str] = None,
+    ) -> None:
+        if action not in ACTIONS:
+            raise _bad("action", f"must be one of {', '.join(map(repr, ACTIONS))}, got {action!r}")
+        if render_mode is not None:
+            raise _bad("render_mode", f"this environment does not render, got {render_mode!r}")
+        if reward is not None and not callable(reward):
+            raise _bad("reward", f"must be a callable taking the step's info dict, got {reward!r}")
+        if scenario is None:
+            scenario = copy.deepcopy(DEFAULT_SCENARIO)
+        if not isinstance(scenario, (str, Path, dict)) and not hasattr(scenario, "to_spec"):
+            raise _bad("scenario", f"must be a scenario file path, a dict or a cclab.Scenario, got {scenario!r}")
+        spec = as_scenario(scenario).to_spec()
+        nflows = len(spec["flows"])
+        if isinstance(agent_flow, bool) or not isinstance(agent_flow, int) or not 0 <= agent_flow < nflows:
+            raise _bad("agent_flow", f"must be a flow index in [0, {nflows}), got {agent_flow!r}")
+        flow = spec["flows"][agent_flow]
+        if step is None:
+            step_s = float(flow["rtt"])
+        else:
+            try:
+                step_s = parse_time(step)
+            except UnitError as e:
+                raise _bad("step", str(e)) from None
+            _positive("step", step_s)
+        self.history = int(_positive("history", history, integer=True))
+        self.action_scale = _positive("action_scale", action_scale)
+        self.delay_weight = _nonneg("delay_weight", delay_weight)
+        self.loss_weight = _nonneg("loss_weight", loss_weight)
+        max_cwnd_bdp = _positive("max_cwnd_bdp", max_cwnd_bdp)
+        max_rate = _positive("max_rate", max_rate)
+        self.rate_cwnd_gain = _positive("rate_cwnd_gain", rate_cwnd_gain)
+        links = spec["links"]
+        if link is None:
+            link = min(flow["path"], key=lambda l: (links[l]["rate_bps"], l))
+        elif isinstance(link, bool) or not isinstance(link, int) or not 0 <= link < len(links):
+            raise _bad("link", f"must be a directional link index in [0, {len(links)}), got {link!r}")
+
+        # The stepped run needs no time series: one sample at the start and one at the end.
+        spec["sample_interval"] = spec["duration"]
+        spec["trace_packets"] = False
+        self._spec = spec
+        self.agent_flow = agent_flow
+        self.action_kind = action
+        self.link = link
+        self.step_s = step_s
+        self._reward_fn = reward
+        if info_keys is not None:
+            if isinstance(info_keys, str) or not all(isinstance(k, str) for k in info_keys):
+                raise _bad("info_keys", f"must be a list of key names, got {info_keys!r}")
+            unknown = [k for k in info_keys if k not in INFO_KEYS]
+            if unknown:
+                raise _bad("info_keys", f"unknown key {unknown[0]!r}; allowed: {', '.join(INFO_KEYS)}")
+            self._info_keys: Optional[tuple[str, ...]] = tuple(info_keys)
+        else:
+            self._info_keys = None
+
+        tr = flow["transport"]
+        self.packet_size = int(tr["packet_size"])
+        header = self.packet_size - int(tr["mss"])
+        self.bottleneck_bps = float(links[link]["rate_bps"])
+        # The path's true minimum RTT: propagation + one data packet serialised at each link of the
+        # data path and one ACK at each link of the ACK path (store and forward).
+        self.base_rtt = (float(flow["rtt"]) + sum(self.packet_size * 8 / links[l]["rate_bps"] for l in flow["path"])
+                         + sum(header * 8 / links[l]["rate_bps"] for l in flow["ack_path"]))
+        self.bdp_pkts = self.bottleneck_bps * self.base_rtt / (8 * self.packet_size)
+        self.initial_cwnd = float(tr["initial_cwnd"])
+        self.cwnd_max = max(max_cwnd_bdp * self.bdp_pkts, 1.0)
+        self.rate_min = self.packet_size * 8 / self.base_rtt
+        self.rate_max = max(max_rate * self.bottleneck_bps, self.rate_min)
+
+        high1 = np.array([8.0, 8.0, 100.0, 1.0, 1.0, self.cwnd_max / self.bdp_pkts, self.rate_max / self.bottleneck_bps],
+                         dtype=np.float32)
+        self._high = [float(x) for x in high1]
+        self.observation_space = spaces.Box(low=np.zeros(len(OBS_NAMES) * self.history, dtype=np.float32),
+                                            high=np.tile(high1, self.history), dtype=np.float32)
+        self.action_space = spaces.Box(low=-1.0, high=1.0, shape=(1,), dtype=np.float32)
+
+        self._seed: int = int(spec["seed"])
+        self._first_reset = True
+        self._sim: Optional[_native.Stepper] = None
+        self._ctl = 0.0
+        self._rtt_ratio = 1.0
+        self._last_rtt = 0.0
+        self._obs: list[float] = []
+
+    # ---- Gymnasium API ----
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None) -> tuple[np.ndarray, dict[str, Any]]:
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+                raise _bad("seed", f"must be an integer in [0, 2^63), got {seed!r}")
+            seed = int(seed)
+        super().reset(seed=seed)
+        if seed is not None:
+            self._seed = seed
+        elif not self._first_reset:
+            self._seed = (self._seed + 1) % 2**63
+        self._first_reset = False
+        self._spec["seed"] = self._seed
+        try:
+            sim = _native.Stepper(json.dumps(self._spec), self.agent_flow, self.link)
+        except _native.SpecError as e:
+            raise ValueError(f"scenario: the simulator rejects the run spec: {e}") from None
+        self._sim = sim
+        sim.advance(sim.start)  # up to the agent flow's start (cross traffic may run before it)
+        if self.action_kind == "cwnd":
+            self._ctl = min(max(self.initial_cwnd, 1.0), self.cwnd_max)
+            sim.set_cwnd(self._ctl)
+        else:
+            self._ctl = min(max(self.initial_cwnd * self.packet_size * 8 / self.base_rtt, self.rate_min), self.rate_max)
+            sim.set_rate(self._ctl, self.rate_cwnd_gain)
+        self._rtt_ratio = 1.0
+        self._last_rtt = 0.0
+        first = self._control_obs([0.0, 0.0, 1.0, 0.0, 0.0])
+        self._obs = first * self.history
+        info = {"t": sim.now, "seed": self._seed, "base_rtt": self.base_rtt, "bdp_pkts": self.bdp_pkts,
+                "bottleneck_bps": self.bottleneck_bps, "step": self.step_s}
+        return np.array(self._obs, dtype=np.float32), info
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        sim = self._sim
+        if sim is None:
+            raise RuntimeError("call reset() before step()")
+        a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
+        if not math.isfinite(a):
+            raise _bad("action", f"must be finite, got {action!r}")
+        a = min(max(a, -1.0), 1.0)
+        factor = 2.0 ** (self.action_scale * a)
+        if self.action_kind == "cwnd":
+            self._ctl = min(max(self._ctl * factor, 1.0), self.cwnd_max)
+            sim.set_cwnd(self._ctl)
+        else:
+            self._ctl = min(max(self._ctl * factor, self.rate_min), self.rate_max)
+            sim.set_rate(self._ctl, self.rate_cwnd_gain)
+        v = sim.advance(sim.now + self.step_s)
+        dt = v[_DT]
+        norm = 8.0 / (dt * self.bottleneck_bps) if dt > 0 else 0.0
+        delivery = v[_ACKED] * self.packet_size * norm
+        send = v[_SENT_BYTES] * norm
+        if v[_RTT_N] > 0:
+            self._last_rtt = rtt = v[_RTT_MEAN]
+            self._rtt_ratio = rtt / v[_MIN_RTT]
+        rtt = self._last_rtt
+        loss = v[_RETX] / v[_SENT_PKTS] if v[_SENT_PKTS] > 0 else 0.0
+        ecn = v[_ECN] / v[_ACKS] if v[_ACKS] > 0 else 0.0
+        qdelay = max(rtt - self.base_rtt, 0.0) if rtt > 0 else 0.0
+        obs1 = self._control_obs([delivery, send, self._rtt_ratio, loss, ecn])
+        info = dict(zip(_FIELDS, v))
+        info["delivery_rate"] = delivery
+        info["loss_frac"] = loss
+        info["ecn_frac"] = ecn
+        info["queue_delay"] = qdelay
+        info["utilization"] = v[_LINK_TX] * norm
+        if self._reward_fn is not None:
+            reward = float(self._reward_fn(info))
+        else:
+            reward = delivery - self.delay_weight * qdelay / self.base_rtt - self.loss_weight * loss
+        if self.history > 1:
+            self._obs = self._obs[len(OBS_NAMES):] + obs1
+        else:
+            self._obs = obs1
+        if self._info_keys is not None:
+            info = {k: info[k] for k in self._info_keys}
+        terminated = v[_FINISHED] > 0
+        truncated = not terminated and v[_T] >= sim.end - 1e-12
+        return np.array(self._obs, dtype=np.float32), reward, terminated, truncated, info
+
+    # ---- helpers ----
+
+    def _control_obs(self, measured: list[float]) -> list[float]:
+        """The observation vector: the measured values, then the control's, clipped to the space."""
+        if self.action_kind == "cwnd":
+            measured += [self._ctl / self.bdp_pkts, 0.0]
+        else:
+            sim = self._sim
+            cwnd = sim.cwnd if sim is not None else self.initial_cwnd
+            measured += [cwnd / self.bdp_pkts, self._ctl / self.bottleneck_bps]
+        h = self._high
+        return [min(max(x, 0.0), hi) for x, hi in zip(measured, h)]
+
+    @property
+    def now(self) -> float:
+        """Simulated time (s)."""
+        return self._sim.now if self._sim is not None else 0.0
+
+
+def _register() -> None:
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="cclab.gym:CongestionControlEnv")
+
+
+_register()
