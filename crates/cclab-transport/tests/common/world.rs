@@ -66,8 +66,8 @@ pub struct Outcome {
     pub finished: bool,
     pub at: Nanos,
     pub hostile_data: u64,
-    /// Hostile data segments that arrived outside `[rcv_nxt, rcv_nxt + window)` or with a payload over
-    /// the MSS: the receiver must reject exactly these.
+    /// Hostile data segments that arrived at or beyond `rcv_nxt + window` or with a payload over the
+    /// MSS: the receiver must reject exactly these.
     pub hostile_data_outside: u64,
     /// Hostile data segments inside the window (accepted as data: unauthenticated).
     pub hostile_data_inside: u64,
@@ -202,15 +202,10 @@ impl World {
             Hostile::Data(d) => {
                 self.out.hostile_data += 1;
                 let rcv = self.r.rcv_nxt();
-                let inside = d.seq >= rcv
-                    && d.seq < rcv.saturating_add(self.p.max_window as u64)
-                    && d.payload <= MSS;
-                if d.seq >= rcv {
-                    if inside {
-                        self.out.hostile_data_inside += 1;
-                    } else {
-                        self.out.hostile_data_outside += 1;
-                    }
+                if d.payload > MSS || d.seq >= rcv.saturating_add(self.p.max_window as u64) {
+                    self.out.hostile_data_outside += 1;
+                } else if d.seq >= rcv {
+                    self.out.hostile_data_inside += 1;
                 }
                 self.r.handle_data(self.now, &d);
             }
@@ -286,6 +281,27 @@ impl World {
         }
         self.out.at = self.now - T0;
         &self.out
+    }
+
+    /// The counters saw the hostile input: the receiver refused exactly the data outside its window
+    /// (and oversized; at least those against an on-path attacker), and the sender dropped at least every blind ACK — exactly those when nothing
+    /// else was hostile (an ACK of our receiver echoing a hostile data segment is dropped too).
+    pub fn assert_counted(&self) {
+        let o = &self.out;
+        let refused = self.r.rejected_pkts();
+        if o.informed_acks == 0 {
+            assert_eq!(refused, o.hostile_data_outside, "{:?}", self.r.rejected());
+        } else {
+            // A forged cumulative ACK lets the sender's window run ahead of the receiver's: honest
+            // packets beyond the receiver's window are refused too.
+            assert!(refused >= o.hostile_data_outside, "{:?}", self.r.rejected());
+        }
+        let blind = o.hostile_acks - o.informed_acks;
+        let rej = self.s.rejected();
+        assert!(rej.dropped() >= blind, "{rej:?} for {blind} blind ACKs");
+        if o.hostile_data == 0 && o.informed_acks == 0 {
+            assert_eq!((rej.dropped(), rej.total()), (blind, blind), "{rej:?}");
+        }
     }
 
     /// The honest transfer completed: every packet delivered in order at the receiver, all of it
