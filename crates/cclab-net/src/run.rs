@@ -77,6 +77,12 @@ pub struct FlowProbe {
     pub sent_pkts: AtomicU64,
     /// Datagrams the endpoints refused (malformed headers), both ends.
     pub malformed: AtomicU64,
+    /// Datagrams from an address other than the flow's peer, both ends.
+    pub foreign: AtomicU64,
+    /// Our transport: data segments the receiver refused, ACKs (or parts) the sender refused
+    /// (`cclab_transport::{RejectedData, RejectedAcks}` totals).
+    pub rejected_data: AtomicU64,
+    pub rejected_acks: AtomicU64,
     /// Kernel TCP: the connected sender socket, for TCP_INFO.
     pub tcp: OnceLock<Arc<std::net::TcpStream>>,
     /// Algorithm state (key, value) pairs from `CongestionControl::state`, refreshed by the sender.
@@ -123,6 +129,9 @@ pub struct FlowResult {
     pub fast_recoveries: u64,
     pub sent_pkts: u64,
     pub malformed: u64,
+    pub foreign: u64,
+    pub rejected_data: u64,
+    pub rejected_acks: u64,
     pub series: FlowSeries,
 }
 
@@ -358,7 +367,8 @@ pub fn run_with(
             };
             let rs = std::net::UdpSocket::bind("127.0.0.1:0")?;
             let r_addr = v4_of(&rs)?;
-            let rx = crate::endpoint::ReceiverSetup::from_socket(rs, f, i as u32)?;
+            let mut rx = crate::endpoint::ReceiverSetup::from_socket(rs, f, i as u32)?;
+            rx.expect_peer(relay.receiver_side()?);
             let ss = std::net::UdpSocket::bind("127.0.0.1:0")?;
             let s_addr = v4_of(&ss)?;
             let tx = crate::endpoint::SenderSetup::from_socket(
@@ -457,12 +467,14 @@ pub fn run_with(
                         }));
                     }
                     FlowKind::Ours(name) => {
-                        let rx = crate::endpoint::ReceiverSetup::bind(hosts, f, port, i as u32)?;
-                        let p2 = probe.clone();
-                        handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
+                        let mut rx =
+                            crate::endpoint::ReceiverSetup::bind(hosts, f, port, i as u32)?;
                         let tx = crate::endpoint::SenderSetup::bind(
                             hosts, f, &name, dst, i as u32, spec.seed,
                         )?;
+                        rx.expect_peer(v4_of(&tx.sock)?);
+                        let p2 = probe.clone();
+                        handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
                         handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
                     }
                 }
@@ -552,6 +564,9 @@ pub fn run_with(
             fast_recoveries: p.fast_recoveries.load(Ordering::Relaxed),
             sent_pkts: p.sent_pkts.load(Ordering::Relaxed),
             malformed: p.malformed.load(Ordering::Relaxed),
+            foreign: p.foreign.load(Ordering::Relaxed),
+            rejected_data: p.rejected_data.load(Ordering::Relaxed),
+            rejected_acks: p.rejected_acks.load(Ordering::Relaxed),
             series: ser,
         });
     }

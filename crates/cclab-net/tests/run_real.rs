@@ -178,6 +178,8 @@ fn our_newreno_fills_the_emulated_link() {
     );
     assert_no_warnings(&r);
     assert_eq!(f.malformed, 0);
+    // Honest traffic trips no hostile-packet check (docs/real-datapath.md).
+    assert_eq!((f.foreign, f.rejected_data, f.rejected_acks), (0, 0, 0));
     // Payload ceiling: 50 Mbit/s × 1440/1500 (our 60 header bytes). After the slow-start overshoot
     // (t < 1.5 s) a Reno flow with a BDP buffer never drains the queue: 3 % covers the sampling edges.
     let ceiling = 50e6 * 1440.0 / 1500.0;
