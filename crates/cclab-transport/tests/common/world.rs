@@ -30,6 +30,8 @@ pub enum Hostile {
     /// `k`-th data packet the sender has put on the wire so far (modulo their number): an on-path
     /// attacker that has read that packet. Every other field as given.
     EchoAck(AckSegment, usize),
+    /// A spurious timer event: `handle_timeout` on both ends (the driver contract allows it any time).
+    Tick,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -225,6 +227,10 @@ impl World {
                     a.acked_bytes = d.payload;
                 }
                 self.inject(Hostile::Ack(a));
+            }
+            Hostile::Tick => {
+                self.s.handle_timeout(self.now);
+                self.r.handle_timeout(self.now);
             }
         }
     }
