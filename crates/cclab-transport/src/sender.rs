@@ -7,7 +7,8 @@
 //!   marking (RFC 6675) and the pipe estimate;
 //! * `rtt`: the RFC 6298 estimator (SRTT, RTTVAR, min RTT, RTO and its backoff);
 //! * `recovery`: the recovery phase, duplicate ACKs, NewReno inflation, lost retransmissions (RACK);
-//! * `app`: the application's data (endless, finite, stopped).
+//! * `app`: the application's data (endless, finite, stopped);
+//! * `txlog`: the transmissions an ACK may echo, against which every ACK is checked.
 //!
 //! What ties them together stays here:
 //! * RTO timer (RFC 6298 §5): armed when data leaves, restarted when new data is acknowledged, re-armed
