@@ -232,12 +232,19 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
     let l = &r.links[0];
     for f in &r.flows {
         eprintln!(
-            "maxnet flow {} (rtt {} s): goodput {:.2} Mbit/s, mean RTT {:.1} ms",
+            "maxnet flow {} (rtt {} s): goodput {:.2} Mbit/s, mean RTT {:.1} ms, refused: malformed {} \
+             foreign {} data {} acks {}",
             f.id,
             f.rtt,
             f.goodput_bps / 1e6,
-            f.mean_rtt * 1e3
+            f.mean_rtt * 1e3,
+            f.malformed,
+            f.foreign,
+            f.rejected_data,
+            f.rejected_acks
         );
+        // Honest traffic trips no hostile-packet check (docs/real-datapath.md).
+        assert_eq!((f.foreign, f.rejected_data, f.rejected_acks), (0, 0, 0));
     }
     eprintln!(
         "maxnet link: utilisation {:.3}, mean queue {:.2}, max queue {}, Jain {:.3}; steal {:.1} %, \
