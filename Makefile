@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: run test setup build rust-test py-test bench lint clean
+.PHONY: run test setup build rust-test py-test bench lint clean fuzz
 
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,6 +48,21 @@ test: setup
 
 bench: build
 	$(PY) bench/run.py
+
+# Coverage-guided fuzzing of the transport's state machines under hostile segments (fuzz/, its own
+# workspace; docs/real-datapath.md, "What a hostile packet can and cannot do"). One core, FUZZ_SECONDS
+# of libFuzzer; the working corpus grows in fuzz/corpus (not committed), seeded from fuzz/seeds; a
+# failing input lands in fuzz/artifacts. cargo-fuzz is installed from crates.io if missing; the stable
+# toolchain builds it (RUSTC_BOOTSTRAP=1, no sanitizer: the code under test is safe Rust, and the
+# build keeps debug assertions, so an arithmetic overflow is a crash).
+FUZZ_SECONDS ?= 600
+FUZZ_TARGET ?= transport_hostile
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	mkdir -p fuzz/corpus/$(FUZZ_TARGET)
+	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --debug-assertions $(FUZZ_TARGET) \
+		corpus/$(FUZZ_TARGET) seeds/$(FUZZ_TARGET) -- \
+		-max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1
 
 # Rust: rustfmt and clippy; Python: ruff and mypy (their settings are in pyproject.toml).
 lint: setup

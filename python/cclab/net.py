@@ -336,5 +336,8 @@ def from_raw(raw: dict, spec: dict) -> Result:
         "warnings": raw["warnings"],
     })
     summary.pop("sim")
-    summary["net"] = dict(raw["net"], malformed=sum(f["malformed"] for f in raw["flows"]))
+    # Datagrams and segments the endpoints refused, summed over flows (docs/real-datapath.md, "What a
+    # hostile packet can and cannot do").
+    refused = ("malformed", "foreign", "rejected_data", "rejected_acks")
+    summary["net"] = dict(raw["net"], **{k: sum(f.get(k, 0) for f in raw["flows"]) for k in refused})
     return Result(summary, flows, links, spec)

@@ -85,6 +85,8 @@ impl SenderMachine for Sender {
             self.cc().pacing_rate_bps().unwrap_or(f64::NAN).to_bits(),
             Ordering::Relaxed,
         );
+        p.rejected_acks
+            .store(self.rejected().total(), Ordering::Relaxed);
     }
 }
 
@@ -104,6 +106,9 @@ impl ReceiverMachine for Receiver {
     fn delivered_bytes(&self) -> u64 {
         Receiver::delivered_bytes(self)
     }
+    fn rejected_pkts(&self) -> u64 {
+        Receiver::rejected_pkts(self)
+    }
 }
 
 /// The receiver side of the transport's driver contract.
@@ -113,6 +118,10 @@ pub trait ReceiverMachine {
     fn poll_timeout(&self) -> Option<Nanos>;
     fn handle_timeout(&mut self, now: Nanos);
     fn delivered_bytes(&self) -> u64;
+    /// Data segments the machine refused (outside its window, oversized).
+    fn rejected_pkts(&self) -> u64 {
+        0
+    }
 }
 
 /// Longest sleep between checks of the stop flag.
@@ -149,7 +158,9 @@ fn wait(
 
 /// Runs a sender on a connected, non-blocking UDP socket. At `stop_at` it stops sending new data and
 /// returns once the machine has nothing left to recover (or at `stop`). Datagrams that are not a valid
-/// ACK of `flow_id` are counted in `probe.malformed` and dropped.
+/// ACK of `flow_id` are counted in `probe.malformed` and dropped; datagrams from any address but the
+/// connected peer (the kernel already filters a connected UDP socket; this catches what was queued
+/// before `connect`) in `probe.foreign`.
 pub fn run_sender<S: SenderMachine>(
     m: &mut S,
     sock: &UdpSocket,
@@ -171,6 +182,7 @@ pub fn run_sender<S: SenderMachine>(
     // When the loop should next come around ([`crate::disturbance`]).
     let mut stalls = StallLog::default();
     let mut due = clock.now();
+    let peer = sock.peer_addr().ok();
     loop {
         let now = clock.now();
         stalls.due(due, now);
@@ -184,6 +196,10 @@ pub fn run_sender<S: SenderMachine>(
             return Ok(());
         }
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
+            if peer.is_some() && meta.from.map(SocketAddr::V4) != peer {
+                probe.foreign.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             match Repr::parse_bytes(&rbuf[..meta.len]) {
                 Ok(Repr {
                     flow_id: f,
@@ -244,12 +260,15 @@ pub fn run_sender<S: SenderMachine>(
     }
 }
 
-/// Runs a receiver on a bound, non-blocking UDP socket (IP_RECVTOS on) until `stop`. ACKs go to the
-/// address the data came from. A CE codepoint in the IP header sets the segment's `ce`.
+/// Runs a receiver on a bound, non-blocking UDP socket (IP_RECVTOS on) until `stop`. Its peer is
+/// `peer` (the run's plan knows the sender's address), else the source of the first valid data
+/// segment of `flow_id`; ACKs go there, and datagrams from any other address are counted in
+/// `probe.foreign` and dropped. A CE codepoint in the IP header sets the segment's `ce`.
 pub fn run_receiver<R: ReceiverMachine>(
     m: &mut R,
     sock: &UdpSocket,
     flow_id: u32,
+    peer: Option<SocketAddrV4>,
     clock: &Clock,
     stop: &AtomicBool,
     probe: &FlowProbe,
@@ -260,7 +279,7 @@ pub fn run_receiver<R: ReceiverMachine>(
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];
     let mut tx = Vec::with_capacity(crate::wire::ACK_MAX_LEN);
-    let mut peer: Option<SocketAddrV4> = None;
+    let mut peer = peer;
     let mut stalls = StallLog::default();
     let mut due = clock.now();
     loop {
@@ -271,6 +290,10 @@ pub fn run_receiver<R: ReceiverMachine>(
         }
         while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
             let now = clock.now();
+            if peer.is_some() && meta.from != peer {
+                probe.foreign.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             match Repr::parse_bytes(&rbuf[..meta.len]) {
                 Ok(Repr {
                     flow_id: f,
@@ -309,6 +332,9 @@ pub fn run_receiver<R: ReceiverMachine>(
         probe
             .delivered
             .store(m.delivered_bytes(), Ordering::Relaxed);
+        probe
+            .rejected_data
+            .store(m.rejected_pkts(), Ordering::Relaxed);
         let mut wake = now + MAX_SLEEP;
         if let Some(t) = m.poll_timeout() {
             wake = wake.min(t);
@@ -373,6 +399,8 @@ pub struct ReceiverSetup {
     pub sock: UdpSocket,
     pub flow_id: u32,
     cfg: Config,
+    /// The sender's address as this receiver sees it, where the run's plan knows it.
+    peer: Option<SocketAddrV4>,
 }
 
 impl ReceiverSetup {
@@ -397,13 +425,19 @@ impl ReceiverSetup {
             sock,
             flow_id,
             cfg: transport_config(f, None),
+            peer: None,
         })
+    }
+
+    /// Accepts datagrams from `peer` only (and ACKs to it) instead of learning it from the first one.
+    pub fn expect_peer(&mut self, peer: SocketAddrV4) {
+        self.peer = Some(peer);
     }
 
     /// Runs the transport's receiver for this flow until `stop`.
     pub fn run(self, clock: &Clock, stop: &AtomicBool, p: &FlowProbe) -> io::Result<()> {
         let mut m = Receiver::new(&self.cfg);
-        run_receiver(&mut m, &self.sock, self.flow_id, clock, stop, p)
+        run_receiver(&mut m, &self.sock, self.flow_id, self.peer, clock, stop, p)
     }
 }
 

@@ -26,6 +26,12 @@ pub struct FlowProbe {
     pub sent_pkts: AtomicU64,
     /// Datagrams the endpoints refused (malformed headers), both ends.
     pub malformed: AtomicU64,
+    /// Datagrams from an address other than the flow's peer, both ends.
+    pub foreign: AtomicU64,
+    /// Our transport: data segments the receiver refused, ACKs (or parts) the sender refused
+    /// (`cclab_transport::{RejectedData, RejectedAcks}` totals).
+    pub rejected_data: AtomicU64,
+    pub rejected_acks: AtomicU64,
     /// Kernel TCP: the connected sender socket, for TCP_INFO.
     pub tcp: OnceLock<Arc<std::net::TcpStream>>,
     /// Algorithm state (key, value) pairs from `CongestionControl::state`, refreshed by the sender.

@@ -68,6 +68,9 @@ pub struct FlowResult {
     pub fast_recoveries: u64,
     pub sent_pkts: u64,
     pub malformed: u64,
+    pub foreign: u64,
+    pub rejected_data: u64,
+    pub rejected_acks: u64,
     pub series: FlowSeries,
 }
 
@@ -322,6 +325,9 @@ fn flow_result(
         fast_recoveries: p.fast_recoveries.load(Ordering::Relaxed),
         sent_pkts: p.sent_pkts.load(Ordering::Relaxed),
         malformed: p.malformed.load(Ordering::Relaxed),
+        foreign: p.foreign.load(Ordering::Relaxed),
+        rejected_data: p.rejected_data.load(Ordering::Relaxed),
+        rejected_acks: p.rejected_acks.load(Ordering::Relaxed),
         series: ser,
     }
 }

@@ -296,7 +296,8 @@ fn bind_loopback(spec: &RunSpec) -> Result<(Relay, Vec<BoundFlow>), RunError> {
         };
         let rs = std::net::UdpSocket::bind("127.0.0.1:0")?;
         let r_addr = v4_of(&rs)?;
-        let rx = ReceiverSetup::from_socket(rs, f, i as u32)?;
+        let mut rx = ReceiverSetup::from_socket(rs, f, i as u32)?;
+        rx.expect_peer(relay.receiver_side()?);
         let ss = std::net::UdpSocket::bind("127.0.0.1:0")?;
         let s_addr = v4_of(&ss)?;
         let tx = SenderSetup::from_socket(ss, f, &name, to_relay, i as u32, spec.seed)?;
@@ -382,10 +383,13 @@ fn spawn_flows<'scope, 'env>(
                 }));
             }
             FlowKind::Ours(name) => {
-                let rx = ReceiverSetup::bind(hosts, f, port, i as u32)?;
+                let mut rx = ReceiverSetup::bind(hosts, f, port, i as u32)?;
+                let tx = SenderSetup::bind(hosts, f, &name, dst, i as u32, spec.seed)?;
+                // The receiver takes data from this sender only (docs/real-datapath.md, "What a
+                // hostile packet can and cannot do").
+                rx.expect_peer(v4_of(&tx.sock)?);
                 let p2 = probe.clone();
                 handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
-                let tx = SenderSetup::bind(hosts, f, &name, dst, i as u32, spec.seed)?;
                 handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
             }
         }

@@ -119,7 +119,11 @@ fn paced_flow_and_malformed_datagrams() {
     let (sender, receiver) = std::thread::scope(|s| {
         let r = s.spawn(|| {
             let mut m = Counting::default();
-            run_receiver(&mut m, &rx.sock, 3, &clock, &stop, &probe_rx).unwrap();
+            let peer = match tx.sock.local_addr().unwrap() {
+                SocketAddr::V4(a) => a,
+                a => panic!("{a}"),
+            };
+            run_receiver(&mut m, &rx.sock, 3, Some(peer), &clock, &stop, &probe_rx).unwrap();
             m
         });
         let t = s.spawn(|| {
@@ -144,8 +148,9 @@ fn paced_flow_and_malformed_datagrams() {
         });
         // Garbage to the receiver from another socket on host A: 5 without our magic (the emulator
         // forwards foreign UDP; the endpoint refuses it), 5 with our magic but a bad length (the
-        // emulator refuses it), and 5 well-formed data segments of another flow id (the endpoint
-        // refuses them).
+        // emulator refuses it), 5 well-formed data segments of another flow id and 5 of this flow
+        // (the endpoint refuses them all: they do not come from its peer, so they can neither reach
+        // the machine nor turn its ACKs towards the junk socket).
         let junk = hosts
             .a
             .ns
@@ -175,6 +180,16 @@ fn paced_flow_and_malformed_datagrams() {
             }
             .to_vec();
             junk.send_to(&other, dst).unwrap();
+            let ours = Repr {
+                flow_id: 3,
+                body: Body::Data(DataSegment {
+                    seq: 1000 + i as u64,
+                    payload: 4,
+                    ..Default::default()
+                }),
+            }
+            .to_vec();
+            junk.send_to(&ours, dst).unwrap();
         }
         let t = t.join().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(100)); // the last packets' flight time
@@ -189,11 +204,12 @@ fn paced_flow_and_malformed_datagrams() {
     rtts.sort();
     let med = rtts[rtts.len() / 2] as f64 * 1e-6;
     eprintln!(
-        "paced: {} pkts, delivered {:.3} Mbit/s (paced {:.3}), median RTT {med:.3} ms, endpoint malformed {}, emulator malformed {}",
+        "paced: {} pkts, delivered {:.3} Mbit/s (paced {:.3}), median RTT {med:.3} ms, endpoint malformed {} foreign {}, emulator malformed {}",
         sender.seq,
         rate / 1e6,
         want / 1e6,
         probe_rx.malformed.load(Ordering::Relaxed),
+        probe_rx.foreign.load(Ordering::Relaxed),
         fin.emulator.ingress.malformed
     );
     // The schedule is absolute, so the sent count is exact to ±1 packet: 1 % is two orders looser.
@@ -205,12 +221,14 @@ fn paced_flow_and_malformed_datagrams() {
     // (16 of 20 Mbit/s); wake-ups of the three threads add tens of µs.
     assert!((med - 40.64).abs() < 0.5, "median RTT {med} ms");
     assert_eq!(
-        probe_rx.malformed.load(Ordering::Relaxed),
-        10,
-        "5 foreign + 5 of another flow"
+        probe_rx.foreign.load(Ordering::Relaxed),
+        15,
+        "5 foreign UDP + 5 of another flow + 5 of this flow, all from the junk socket"
     );
+    assert_eq!(probe_rx.malformed.load(Ordering::Relaxed), 0);
     assert_eq!(fin.emulator.ingress.malformed, 5);
     assert_eq!(probe_tx.malformed.load(Ordering::Relaxed), 0);
+    assert_eq!(probe_tx.foreign.load(Ordering::Relaxed), 0);
 }
 
 /// Counts data segments and remembers the largest forward field seen.
@@ -273,7 +291,7 @@ fn maxnet_prices_are_written_with_valid_checksums() {
     let (sent, got) = std::thread::scope(|s| {
         let r = s.spawn(|| {
             let mut m = FieldWatcher::default();
-            run_receiver(&mut m, &rx.sock, 1, &clock, &stop, &probe_rx).unwrap();
+            run_receiver(&mut m, &rx.sock, 1, None, &clock, &stop, &probe_rx).unwrap();
             m
         });
         let t = s.spawn(|| {

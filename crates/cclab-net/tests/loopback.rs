@@ -54,6 +54,11 @@ fn newreno_through_the_relay_fills_the_link() {
         t0.elapsed().as_secs_f64()
     );
     assert_eq!(r.net.mode, "loopback");
+    // Honest traffic trips no hostile-packet check (docs/real-datapath.md).
+    assert_eq!(
+        (f.malformed, f.foreign, f.rejected_data, f.rejected_acks),
+        (0, 0, 0, 0)
+    );
     assert_no_warnings(&r);
     // Payload ceiling: 20 Mbit/s × 1440/1500 = 19.2 Mbit/s (our 60 header bytes per 1500-byte packet).
     // 3 %: a 2·BDP buffer keeps the link busy through NewReno's halvings (the TUN mode measures the

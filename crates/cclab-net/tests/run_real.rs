@@ -178,6 +178,8 @@ fn our_newreno_fills_the_emulated_link() {
     );
     assert_no_warnings(&r);
     assert_eq!(f.malformed, 0);
+    // Honest traffic trips no hostile-packet check (docs/real-datapath.md).
+    assert_eq!((f.foreign, f.rejected_data, f.rejected_acks), (0, 0, 0));
     // Payload ceiling: 50 Mbit/s × 1440/1500 (our 60 header bytes). After the slow-start overshoot
     // (t < 1.5 s) a Reno flow with a BDP buffer never drains the queue: 3 % covers the sampling edges.
     let ceiling = 50e6 * 1440.0 / 1500.0;
@@ -230,12 +232,19 @@ fn maxnet_end_to_end_utilisation_queue_and_fairness() {
     let l = &r.links[0];
     for f in &r.flows {
         eprintln!(
-            "maxnet flow {} (rtt {} s): goodput {:.2} Mbit/s, mean RTT {:.1} ms",
+            "maxnet flow {} (rtt {} s): goodput {:.2} Mbit/s, mean RTT {:.1} ms, refused: malformed {} \
+             foreign {} data {} acks {}",
             f.id,
             f.rtt,
             f.goodput_bps / 1e6,
-            f.mean_rtt * 1e3
+            f.mean_rtt * 1e3,
+            f.malformed,
+            f.foreign,
+            f.rejected_data,
+            f.rejected_acks
         );
+        // Honest traffic trips no hostile-packet check (docs/real-datapath.md).
+        assert_eq!((f.foreign, f.rejected_data, f.rejected_acks), (0, 0, 0));
     }
     eprintln!(
         "maxnet link: utilisation {:.3}, mean queue {:.2}, max queue {}, Jain {:.3}; steal {:.1} %, \

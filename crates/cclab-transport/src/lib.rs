@@ -28,6 +28,7 @@ mod recovery;
 mod rtt;
 mod scoreboard;
 pub mod sender;
+mod txlog;
 
-pub use receiver::Receiver;
-pub use sender::{Sender, SenderStats};
+pub use receiver::{Receiver, RejectedData};
+pub use sender::{RejectedAcks, Sender, SenderStats};

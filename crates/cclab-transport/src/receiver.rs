@@ -1,6 +1,13 @@
 //! The receiving endpoint: reassembly, cumulative ACK + SACK blocks (RFC 2018), delayed ACKs
 //! (RFC 1122 / RFC 5681 §4.2), timestamp echo and the per-packet echo fields the sender's algorithms use
 //! (receiver timestamp for packet-pair dispersion, the MaxNet forward field copied back, ECN-Echo).
+//!
+//! Trusts no sequence number: a data segment at or beyond `rcv_nxt + max_window` (the window the
+//! sender honours, so an honest sender never goes there; the top of the sequence space included) or
+//! with a payload over the MSS is counted in [`Receiver::rejected`] and dropped without touching any
+//! state, so buffered ranges and the SACK blocks built from them always lie inside
+//! `(rcv_nxt, rcv_nxt + max_window]` and no `seq + 1` can overflow. What an in-window forgery can still
+//! do: docs/real-datapath.md, "What a hostile packet can and cannot do".
 
 use crate::config::Config;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
@@ -16,6 +23,21 @@ struct Range {
     bytes: u64,
     /// Arrival counter of the newest packet in the range, for RFC 2018 block ordering.
     last_update: u64,
+}
+
+/// Data segments the receiver refused, by reason. None of them changed its state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RejectedData {
+    /// `seq ≥ rcv_nxt + max_window`: outside the receive window (where an honest sender never sends).
+    pub beyond_window: u64,
+    /// A payload larger than the MSS (no honest packet is).
+    pub oversized: u64,
+}
+
+impl RejectedData {
+    pub fn total(&self) -> u64 {
+        self.beyond_window + self.oversized
+    }
 }
 
 pub struct Receiver {
@@ -36,6 +58,10 @@ pub struct Receiver {
     /// The packet whose fields the next ACK echoes.
     last: Option<(DataSegment, Nanos)>,
     ack_ready: bool,
+    /// The receive window (packets above `rcv_nxt` it buffers) and the largest payload it accepts.
+    window: u64,
+    mss: u32,
+    rejected: RejectedData,
 }
 
 impl Receiver {
@@ -54,7 +80,20 @@ impl Receiver {
             ce_pending: false,
             last: None,
             ack_ready: false,
+            window: cfg.max_window.max(1) as u64,
+            mss: cfg.mss,
+            rejected: RejectedData::default(),
         }
+    }
+
+    /// Data segments refused (outside the window, oversized), by reason.
+    pub fn rejected(&self) -> RejectedData {
+        self.rejected
+    }
+
+    /// Data segments refused, all reasons.
+    pub fn rejected_pkts(&self) -> u64 {
+        self.rejected.total()
     }
 
     /// In-order application bytes delivered so far (the goodput counter).
@@ -62,7 +101,7 @@ impl Receiver {
         self.delivered_bytes
     }
 
-    /// Data packets received, duplicates included.
+    /// Data packets received, duplicates included (rejected ones not).
     pub fn received_pkts(&self) -> u64 {
         self.received_pkts
     }
@@ -73,6 +112,16 @@ impl Receiver {
     }
 
     pub fn handle_data(&mut self, now: Nanos, seg: &DataSegment) {
+        if seg.payload > self.mss {
+            self.rejected.oversized += 1;
+            return;
+        }
+        // Saturating: near the top of the sequence space the window ends at u64::MAX, which is itself
+        // outside, so every accepted seq has a seq + 1.
+        if seg.seq >= self.rcv_nxt.saturating_add(self.window) {
+            self.rejected.beyond_window += 1;
+            return;
+        }
         self.received_pkts += 1;
         self.arrivals += 1;
         self.ce_pending |= seg.ce;
@@ -231,7 +280,7 @@ mod tests {
         DataSegment {
             seq,
             payload: 1000,
-            ts: seq * 10,
+            ts: seq.wrapping_mul(10),
             ..Default::default()
         }
     }
@@ -326,5 +375,61 @@ mod tests {
         let a = r.poll_ack(3).unwrap();
         assert_eq!((a.cum_ack, a.n_sack), (8, 0));
         assert_eq!(r.delivered_bytes(), 8000);
+    }
+
+    #[test]
+    fn data_outside_the_window_or_oversized_changes_nothing() {
+        let mut r = Receiver::new(&Config {
+            max_window: 8,
+            mss: 1000,
+            ..Config::default()
+        });
+        r.handle_data(0, &seg(0));
+        r.poll_ack(0);
+        for (s, payload) in [
+            (u64::MAX, 1000),
+            (u64::MAX - 1, 1000),
+            (9, 1000),
+            (1 << 40, 1),
+            (3, 1001),
+        ] {
+            r.handle_data(1, &DataSegment { payload, ..seg(s) });
+            assert!(r.poll_ack(1).is_none(), "seq {s} payload {payload}");
+            assert_eq!(r.poll_timeout(), None);
+        }
+        assert_eq!(
+            r.rejected(),
+            RejectedData {
+                beyond_window: 4,
+                oversized: 1
+            }
+        );
+        assert_eq!(
+            (r.rejected_pkts(), r.received_pkts(), r.rcv_nxt()),
+            (5, 1, 1)
+        );
+        assert!(r.ooo.is_empty());
+        // The last packet of the window is taken: rcv_nxt + window − 1.
+        r.handle_data(2, &seg(8));
+        let a = r.poll_ack(2).unwrap();
+        assert_eq!(a.sack_blocks(), &[SackBlock { start: 8, end: 9 }]);
+        assert_eq!(r.rejected_pkts(), 5);
+    }
+
+    #[test]
+    fn the_window_saturates_at_the_top_of_the_sequence_space() {
+        let mut r = Receiver::new(&Config::default());
+        r.rcv_nxt = u64::MAX - 3;
+        r.handle_data(0, &seg(u64::MAX));
+        assert_eq!(r.rejected().beyond_window, 1, "u64::MAX has no seq + 1");
+        r.handle_data(0, &seg(u64::MAX - 1));
+        let a = r.poll_ack(0).unwrap();
+        assert_eq!(
+            a.sack_blocks(),
+            &[SackBlock {
+                start: u64::MAX - 1,
+                end: u64::MAX
+            }]
+        );
     }
 }

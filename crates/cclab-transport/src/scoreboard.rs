@@ -144,6 +144,34 @@ impl Scoreboard {
         newly
     }
 
+    /// The packet at snd_una is marked SACKed: impossible with an honest receiver (its cumulative ACK
+    /// always names a packet it lacks, and SACK blocks never cover the sender's snd_una, see
+    /// `Sender::sack_block_ok`), so a forged SACK or a reneging receiver put it there. RFC 2018 §8: the
+    /// left edge is resent whatever its SACKed bit says; it is unmarked and marked lost. Returns whether
+    /// it was.
+    pub(crate) fn unsack_head(&mut self) -> bool {
+        let una = self.snd_una;
+        let Some(f) = self.flags.front_mut() else {
+            return false;
+        };
+        if *f & SACKED == 0 {
+            return false;
+        }
+        *f = LOST;
+        self.n_sacked -= 1;
+        self.n_lost += 1;
+        self.retx_cursor = self.retx_cursor.min(una);
+        if let Some(b) = self.known.first_mut() {
+            if b.start <= una {
+                b.start = una + 1;
+                if b.start >= b.end {
+                    self.known.remove(0);
+                }
+            }
+        }
+        true
+    }
+
     /// Marks `[start, end)` (clipped to the outstanding range) SACKed; returns packets newly SACKed.
     fn mark_sacked(&mut self, start: u64, end: u64) -> u64 {
         let (s, e) = (start.max(self.snd_una), end.min(self.snd_nxt));
@@ -320,5 +348,17 @@ mod tests {
         assert_eq!(b.advance(4), 2, "packets 0 and 3; 1 and 2 were SACKed");
         assert_eq!((b.sacked(), b.outstanding(), b.pipe()), (0, 2, 2));
         assert!(b.known.is_empty());
+    }
+
+    #[test]
+    fn a_sacked_head_is_unmarked_and_resent() {
+        let mut b = board(6);
+        b.apply_sack_block(SackBlock { start: 2, end: 4 });
+        assert_eq!(b.advance(2), 2);
+        assert!(b.unsack_head());
+        assert!(!b.unsack_head());
+        assert_eq!((b.sacked(), b.lost(), b.pipe()), (1, 1, 2));
+        assert_eq!(b.next_retx(), Some(2));
+        assert_eq!(b.known, vec![SackBlock { start: 3, end: 4 }]);
     }
 }

@@ -70,7 +70,9 @@ impl AckSegment {
         header_bytes
     }
 
+    /// The valid SACK blocks. A hand-made or hostile `n_sack` above [`MAX_SACK_BLOCKS`] (the wire codec
+    /// refuses it) gives all of them rather than a panic; the sender drops such an ACK anyway.
     pub fn sack_blocks(&self) -> &[SackBlock] {
-        &self.sack[..self.n_sack as usize]
+        &self.sack[..(self.n_sack as usize).min(MAX_SACK_BLOCKS)]
     }
 }

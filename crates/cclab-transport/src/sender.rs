@@ -7,20 +7,34 @@
 //!   marking (RFC 6675) and the pipe estimate;
 //! * `rtt`: the RFC 6298 estimator (SRTT, RTTVAR, min RTT, RTO and its backoff);
 //! * `recovery`: the recovery phase, duplicate ACKs, NewReno inflation, lost retransmissions (RACK);
-//! * `app`: the application's data (endless, finite, stopped).
+//! * `app`: the application's data (endless, finite, stopped);
+//! * `txlog`: the transmissions an ACK may echo, against which every ACK is checked.
 //!
 //! What ties them together stays here:
 //! * RTO timer (RFC 6298 §5): armed when data leaves, restarted when new data is acknowledged, re-armed
 //!   when the head of the window is retransmitted. On expiry every un-SACKed outstanding packet is deemed
 //!   lost and resent, and the estimator backs off.
 //! * Pacing: if the algorithm sets a rate, consecutive packets leave at least `wire bits / rate` apart.
+//!
+//! # Hostile ACKs
+//! `handle_ack` trusts no field. Before an ACK touches anything it must name a transmission this
+//! sender made (`txlog`: `ts_echo` with that transmission's `acked_seq`, `acked_flags`,
+//! `acked_bytes`), carry at most [`MAX_SACK_BLOCKS`] blocks, and not claim a receive time (`rx_time`)
+//! in the sender's future (both drivers give the two ends one clock); otherwise it is dropped whole.
+//! In an ACK that passes, a cumulative ACK beyond `snd_nxt` (data never sent) is taken as `snd_nxt`,
+//! and a SACK block that no honest receiver sends is ignored: empty or inverted, ending beyond
+//! `snd_nxt`, starting at or below the ACK's own cumulative point, or covering `snd_una`. Each case is
+//! counted in [`Sender::rejected`]; none happens with an honest receiver, so honest runs are unchanged.
+//! What a hostile ACK can still do (an on-path attacker who reads the data packets can forge a valid
+//! echo): docs/real-datapath.md, "What a hostile packet can and cannot do".
 
 use crate::app::AppData;
 use crate::config::Config;
 use crate::recovery::LossRecovery;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
-use crate::segment::{AckSegment, DataSegment};
+use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
+use crate::txlog::TxLog;
 use cclab_cc::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 use cclab_cc::time::{tx_time, Nanos};
 
@@ -45,6 +59,37 @@ pub struct SenderStats {
     pub retx_loss_events: u64,
 }
 
+/// ACKs, or parts of ACKs, the sender refused, by reason (module doc, "Hostile ACKs").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RejectedAcks {
+    /// Dropped whole: the echo names no transmission in the log (a timestamp never sent, or not with
+    /// that transmission's seq, flags and size).
+    pub unknown_echo: u64,
+    /// Dropped whole: `n_sack` above [`MAX_SACK_BLOCKS`].
+    pub too_many_blocks: u64,
+    /// Dropped whole: `rx_time` later than the sender's `now`.
+    pub rx_time_future: u64,
+    /// Cumulative ACK beyond `snd_nxt` (data never sent), taken as `snd_nxt`.
+    pub beyond_snd_nxt: u64,
+    /// SACK blocks ignored: empty or inverted, ending beyond `snd_nxt`, starting at or below the ACK's
+    /// cumulative point, or covering `snd_una`.
+    pub bad_sack_blocks: u64,
+    /// The cumulative ACK reached a packet marked SACKed (only a forged SACK or a reneging receiver
+    /// can do that): it was unmarked and resent (RFC 2018 §8).
+    pub sacked_head: u64,
+}
+
+impl RejectedAcks {
+    /// ACKs dropped whole.
+    pub fn dropped(&self) -> u64 {
+        self.unknown_echo + self.too_many_blocks + self.rx_time_future
+    }
+    /// Every refusal: ACKs dropped whole and the parts of ACKs ignored or corrected.
+    pub fn total(&self) -> u64 {
+        self.dropped() + self.beyond_snd_nxt + self.bad_sack_blocks + self.sacked_head
+    }
+}
+
 pub struct Sender {
     cfg: Config,
     cc: Box<dyn CongestionControl>,
@@ -67,6 +112,8 @@ pub struct Sender {
     app_limited: bool,
     delivered: u64,
     stats: SenderStats,
+    txlog: TxLog,
+    rejected: RejectedAcks,
 }
 
 impl Sender {
@@ -94,11 +141,17 @@ impl Sender {
             app_limited: false,
             delivered: 0,
             stats: SenderStats::default(),
+            txlog: TxLog::default(),
+            rejected: RejectedAcks::default(),
         }
     }
 
     pub fn stats(&self) -> &SenderStats {
         &self.stats
+    }
+    /// ACKs and parts of ACKs refused, by reason.
+    pub fn rejected(&self) -> RejectedAcks {
+        self.rejected
     }
     pub fn cc(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
@@ -245,7 +298,7 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        Some(DataSegment {
+        let seg = DataSegment {
             seq,
             payload,
             flags: ctx.flags,
@@ -253,7 +306,9 @@ impl Sender {
             fwd_field: ctx.fwd_field,
             ect: false,
             ce: false,
-        })
+        };
+        self.txlog.on_send(&seg);
+        Some(seg)
     }
 
     /// When `handle_timeout` must next be called.
@@ -317,13 +372,27 @@ impl Sender {
     /// Processes one ACK in the order `cclab_cc::cc` documents: scoreboard and RTT estimator first,
     /// then loss detection (which may call the algorithm's `on_loss`), then `on_ack`, then
     /// `on_recovery_end` if this ACK ended recovery.
+    ///
+    /// An ACK no honest receiver could have sent changes nothing, or only in the parts an honest one
+    /// could have sent (module doc, "Hostile ACKs").
     pub fn handle_ack(&mut self, now: Nanos, ack: &AckSegment) {
-        let cum_newly = self.advance_cum_ack(now, ack.cum_ack);
+        if !self.ack_acceptable(now, ack) {
+            return;
+        }
+        let mut cum = ack.cum_ack;
+        if cum > self.board.snd_nxt() {
+            // Data never sent: only a receiver fed forged data (or a forger) claims it.
+            self.rejected.beyond_snd_nxt += 1;
+            cum = self.board.snd_nxt();
+        }
+        let cum_newly = self.advance_cum_ack(now, cum);
         let cum_advanced = cum_newly.is_some();
+        if cum_advanced && self.board.unsack_head() {
+            self.rejected.sacked_head += 1;
+        }
         let newly = cum_newly.unwrap_or(0) + self.apply_sack(ack);
         self.delivered += newly;
-        let is_dup =
-            !cum_advanced && self.board.outstanding() > 0 && ack.cum_ack == self.board.snd_una();
+        let is_dup = !cum_advanced && self.board.outstanding() > 0 && cum == self.board.snd_una();
         self.recovery.count_dupack(is_dup, cum_advanced);
         let rtt = self.take_rtt_sample(now, ack, newly > 0 || is_dup);
         let recovery_ended = self
@@ -339,12 +408,46 @@ impl Sender {
         if recovery_ended {
             self.cc.on_recovery_end(now);
         }
+        self.txlog
+            .on_verified_echo(ack.ts_echo, self.board.snd_una(), self.rtt.srtt());
     }
 
-    /// Moves snd_una to the cumulative ACK and restarts the RTO timer (RFC 6298 §5.3). Returns the
-    /// packets this newly delivered (those not SACKed before), or `None` if snd_una did not move.
-    fn advance_cum_ack(&mut self, now: Nanos, cum_ack: u64) -> Option<u64> {
-        let cum = cum_ack.min(self.board.snd_nxt());
+    /// The checks that drop an ACK whole, counting why (module doc, "Hostile ACKs").
+    fn ack_acceptable(&mut self, now: Nanos, ack: &AckSegment) -> bool {
+        let r = &mut self.rejected;
+        if ack.n_sack as usize > MAX_SACK_BLOCKS {
+            r.too_many_blocks += 1;
+        } else if ack.rx_time > now {
+            r.rx_time_future += 1;
+        } else if !self.txlog.knows_echo(ack) {
+            r.unknown_echo += 1;
+        } else {
+            return true;
+        }
+        false
+    }
+
+    /// A SACK block an honest receiver can send (after this ACK's cumulative point is taken): non-empty,
+    /// above the ACK's own cumulative point, not beyond snd_nxt, and not covering snd_una — the
+    /// receiver's cumulative ACK always names a packet it lacks and never goes back, so no block of any
+    /// ACK, however reordered, contains the packet at the sender's snd_una. Blocks wholly below snd_una
+    /// are stale (a reordered ACK), not hostile: `Some(false)`. `None`: hostile.
+    fn sack_block_ok(&self, ack: &AckSegment, b: &SackBlock) -> Option<bool> {
+        let (una, nxt) = (self.board.snd_una(), self.board.snd_nxt());
+        if b.start >= b.end || b.end > nxt || b.start <= ack.cum_ack {
+            return None;
+        }
+        if b.end <= una {
+            return Some(false);
+        }
+        (b.start > una).then_some(true)
+    }
+
+    /// Moves snd_una to the cumulative ACK (at most snd_nxt) and restarts the RTO timer (RFC 6298
+    /// §5.3). Returns the packets this newly delivered (those not SACKed before), or `None` if snd_una
+    /// did not move.
+    fn advance_cum_ack(&mut self, now: Nanos, cum: u64) -> Option<u64> {
+        debug_assert!(cum <= self.board.snd_nxt());
         if cum <= self.board.snd_una() {
             return None;
         }
@@ -366,7 +469,11 @@ impl Sender {
         }
         let mut n = 0;
         for b in ack.sack_blocks() {
-            n += self.board.apply_sack_block(*b);
+            match self.sack_block_ok(ack, b) {
+                Some(true) => n += self.board.apply_sack_block(*b),
+                Some(false) => {}
+                None => self.rejected.bad_sack_blocks += 1,
+            }
         }
         n
     }
@@ -524,20 +631,25 @@ mod tests {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
     }
 
+    /// An ACK triggered by `d`, echoing it as the receiver does.
+    fn echo(d: &DataSegment, cum_ack: u64) -> AckSegment {
+        AckSegment {
+            cum_ack,
+            ts_echo: d.ts,
+            acked_seq: d.seq,
+            acked_flags: d.flags,
+            acked_bytes: d.payload,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn initial_window_then_ack_clock() {
         let mut s = sender(Recovery::Sack, true);
         let w = drain(&mut s, 1);
         assert_eq!(w.len(), 10);
         assert_eq!(w[0].flags & flags::FIRST, flags::FIRST);
-        s.handle_ack(
-            100,
-            &AckSegment {
-                cum_ack: 1,
-                ts_echo: 1,
-                ..Default::default()
-            },
-        );
+        s.handle_ack(100, &echo(&w[0], 1));
         // slow start: one acked packet opens two slots
         assert_eq!(drain(&mut s, 100).len(), 2);
         assert_eq!(s.srtt(), 99);
@@ -546,14 +658,10 @@ mod tests {
     #[test]
     fn sack_scoreboard_counts() {
         let mut s = sender(Recovery::Sack, true);
-        drain(&mut s, 1);
-        let mut ack = AckSegment {
-            cum_ack: 0,
-            ts_echo: 1,
-            n_sack: 1,
-            ..Default::default()
-        };
+        let w = drain(&mut s, 1);
         for e in 2..=4u64 {
+            let mut ack = echo(&w[e as usize - 1], 0);
+            ack.n_sack = 1;
             ack.sack[0] = SackBlock { start: 1, end: e };
             s.handle_ack(10, &ack);
         }
