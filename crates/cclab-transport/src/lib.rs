@@ -28,6 +28,7 @@ mod recovery;
 mod rtt;
 mod scoreboard;
 pub mod sender;
+pub mod stats;
 
 pub use receiver::Receiver;
 pub use sender::{Sender, SenderStats};

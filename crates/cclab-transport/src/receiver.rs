@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
+use crate::stats::{ReceiverWindowStats, Window};
 use cclab_cc::cc::flags;
 use cclab_cc::time::Nanos;
 
@@ -36,6 +37,8 @@ pub struct Receiver {
     /// The packet whose fields the next ACK echoes.
     last: Option<(DataSegment, Nanos)>,
     ack_ready: bool,
+    /// Window statistics, when the driver asked for them ([`Receiver::collect_window_stats`]).
+    window: Option<ReceiverWindowStats>,
 }
 
 impl Receiver {
@@ -54,6 +57,7 @@ impl Receiver {
             ce_pending: false,
             last: None,
             ack_ready: false,
+            window: None,
         }
     }
 
@@ -67,12 +71,31 @@ impl Receiver {
         self.received_pkts
     }
 
+    /// From now on, record the one-way delay (`now` − the segment's send timestamp) of every data
+    /// packet arriving at a time in `[from, to)` ([`crate::stats`]). Meaningful only where the sender's
+    /// and receiver's clocks are one (the simulator; the real datapath's endpoints share one clock).
+    pub fn collect_window_stats(&mut self, from: Nanos, to: Nanos) {
+        self.window = Some(ReceiverWindowStats {
+            window: Window { from, to },
+            ..Default::default()
+        });
+    }
+    /// What [`Receiver::collect_window_stats`] recorded so far.
+    pub fn window_stats(&self) -> Option<&ReceiverWindowStats> {
+        self.window.as_ref()
+    }
+
     /// Next in-order packet expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
 
     pub fn handle_data(&mut self, now: Nanos, seg: &DataSegment) {
+        if let Some(w) = self.window.as_mut().filter(|w| w.window.contains(now)) {
+            if seg.ts <= now {
+                w.owd.record_transit(now - seg.ts);
+            }
+        }
         self.received_pkts += 1;
         self.arrivals += 1;
         self.ce_pending |= seg.ce;

@@ -21,6 +21,7 @@ use crate::recovery::LossRecovery;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::segment::{AckSegment, DataSegment};
+use crate::stats::{SenderWindowStats, Window};
 use cclab_cc::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 use cclab_cc::time::{tx_time, Nanos};
 
@@ -67,6 +68,8 @@ pub struct Sender {
     app_limited: bool,
     delivered: u64,
     stats: SenderStats,
+    /// Window statistics, when the driver asked for them ([`Sender::collect_window_stats`]).
+    window: Option<SenderWindowStats>,
 }
 
 impl Sender {
@@ -94,11 +97,24 @@ impl Sender {
             app_limited: false,
             delivered: 0,
             stats: SenderStats::default(),
+            window: None,
         }
     }
 
     pub fn stats(&self) -> &SenderStats {
         &self.stats
+    }
+    /// From now on, record every RTT sample taken and every data packet sent (and retransmitted) at a
+    /// time in `[from, to)` ([`crate::stats`]). Observation only: nothing the sender does changes.
+    pub fn collect_window_stats(&mut self, from: Nanos, to: Nanos) {
+        self.window = Some(SenderWindowStats {
+            window: Window { from, to },
+            ..Default::default()
+        });
+    }
+    /// What [`Sender::collect_window_stats`] recorded so far.
+    pub fn window_stats(&self) -> Option<&SenderWindowStats> {
+        self.window.as_ref()
     }
     pub fn cc(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
@@ -236,6 +252,10 @@ impl Sender {
         let wire = payload + self.cfg.header_bytes;
         self.last_ts = ts;
         self.stats.sent_pkts += 1;
+        if let Some(w) = self.window.as_mut().filter(|w| w.window.contains(now)) {
+            w.sent_pkts += 1;
+            w.retransmits += retx as u64;
+        }
         self.stats.sent_bytes += wire as u64;
         if let Some(rate) = self.cc.pacing_rate_bps() {
             if rate > 0.0 && rate.is_finite() {
@@ -388,6 +408,9 @@ impl Sender {
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum_ns += r as u128;
         self.stats.last_rtt = r;
+        if let Some(w) = self.window.as_mut().filter(|w| w.window.contains(now)) {
+            w.rtt.record(r);
+        }
         Some(r)
     }
 
