@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use cclab_cc::rng;
 use cclab_cc::time::{from_secs, to_secs, Nanos};
+use cclab_transport::stats::{FlowWindow, WindowSummary};
 use serde::Serialize;
 
 use crate::disturbance::{self, Stalls};
@@ -83,6 +84,10 @@ pub struct FlowProbe {
     pub state: std::sync::Mutex<Vec<(&'static str, f64)>>,
     /// Our sender's and receiver's stalls, each handed over when its thread ends ([`crate::disturbance`]).
     pub stalls: std::sync::Mutex<Vec<(&'static str, crate::disturbance::StallLog)>>,
+    /// The measure window (run time, ns) in which our endpoints record RTT and one-way-delay statistics,
+    /// and what they recorded, handed over when their threads end (`cclab_transport::stats`).
+    pub measure: [Nanos; 2],
+    pub window: std::sync::Mutex<FlowWindow>,
 }
 
 /// Per-flow time series (parallel arrays, one entry per sample).
@@ -123,6 +128,10 @@ pub struct FlowResult {
     pub fast_recoveries: u64,
     pub sent_pkts: u64,
     pub malformed: u64,
+    /// RTT and one-way-delay percentiles, jitter, retransmission rate over the measure window (our
+    /// transport; null for kernel TCP and for what the emulator cannot attribute to a flow: drops).
+    #[serde(flatten)]
+    pub stats: WindowSummary,
     pub series: FlowSeries,
 }
 
@@ -179,6 +188,9 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     pub jain: f64,
     pub jain_by_cc: BTreeMap<String, f64>,
+    /// Window statistics pooled per algorithm and over all flows.
+    pub stats_by_cc: BTreeMap<String, WindowSummary>,
+    pub stats_total: WindowSummary,
     pub net: NetInfo,
     pub warnings: Vec<String>,
 }
@@ -393,7 +405,12 @@ pub fn run_with(
     let probes: Vec<Arc<FlowProbe>> = spec
         .flows
         .iter()
-        .map(|_| Arc::new(FlowProbe::default()))
+        .map(|_| {
+            Arc::new(FlowProbe {
+                measure: [from_secs(spec.measure[0]), from_secs(spec.measure[1])],
+                ..Default::default()
+            })
+        })
         .collect();
     let stop = AtomicBool::new(false);
     let mut warnings = Vec::new();
@@ -510,8 +527,13 @@ pub fn run_with(
     // Summary over the measure window, from the samples nearest to its edges.
     let [m0, m1] = spec.measure;
     let mut flows = Vec::new();
+    let mut stats_by_cc: BTreeMap<String, FlowWindow> = BTreeMap::new();
+    let mut stats_total = FlowWindow::default();
     for (i, (f, ser)) in spec.flows.iter().zip(flow_series).enumerate() {
         let p = &probes[i];
+        let window = std::mem::take(&mut *p.window.lock().unwrap());
+        stats_by_cc.entry(f.cc.clone()).or_default().merge(&window);
+        stats_total.merge(&window);
         let (goodput, throughput, mean_cwnd, mean_rtt) = if ser.t.len() >= 2 {
             let (a, b) = (nearest(&ser.t, m0), nearest(&ser.t, m1));
             let span = (ser.t[b] - ser.t[a]).max(1e-9);
@@ -552,6 +574,7 @@ pub fn run_with(
             fast_recoveries: p.fast_recoveries.load(Ordering::Relaxed),
             sent_pkts: p.sent_pkts.load(Ordering::Relaxed),
             malformed: p.malformed.load(Ordering::Relaxed),
+            stats: window.summary(),
             series: ser,
         });
     }
@@ -632,6 +655,11 @@ pub fn run_with(
         measure: spec.measure,
         jain: jain(&goodputs),
         jain_by_cc: by_cc.into_iter().map(|(k, v)| (k, jain(&v))).collect(),
+        stats_by_cc: stats_by_cc
+            .into_iter()
+            .map(|(k, w)| (k, w.summary()))
+            .collect(),
+        stats_total: stats_total.summary(),
         flows,
         links,
         net: NetInfo {
