@@ -37,8 +37,8 @@ pub struct Receiver {
     /// The packet whose fields the next ACK echoes.
     last: Option<(DataSegment, Nanos)>,
     ack_ready: bool,
-    /// Window statistics, when the driver asked for them ([`Receiver::collect_window_stats`]).
-    window: Option<ReceiverWindowStats>,
+    /// Window statistics ([`Receiver::collect_window_stats`]; an empty window until the driver asks).
+    win_stats: ReceiverWindowStats,
 }
 
 impl Receiver {
@@ -57,7 +57,7 @@ impl Receiver {
             ce_pending: false,
             last: None,
             ack_ready: false,
-            window: None,
+            win_stats: ReceiverWindowStats::default(),
         }
     }
 
@@ -75,14 +75,14 @@ impl Receiver {
     /// packet arriving at a time in `[from, to)` ([`crate::stats`]). Meaningful only where the sender's
     /// and receiver's clocks are one (the simulator; the real datapath's endpoints share one clock).
     pub fn collect_window_stats(&mut self, from: Nanos, to: Nanos) {
-        self.window = Some(ReceiverWindowStats {
-            window: Window { from, to },
+        self.win_stats = ReceiverWindowStats {
+            window: Window::new(from, to),
             ..Default::default()
-        });
+        };
     }
-    /// What [`Receiver::collect_window_stats`] recorded so far.
+    /// What [`Receiver::collect_window_stats`] recorded so far (None if it was not called).
     pub fn window_stats(&self) -> Option<&ReceiverWindowStats> {
-        self.window.as_ref()
+        (!self.win_stats.window.is_empty()).then_some(&self.win_stats)
     }
 
     /// Next in-order packet expected.
@@ -91,10 +91,8 @@ impl Receiver {
     }
 
     pub fn handle_data(&mut self, now: Nanos, seg: &DataSegment) {
-        if let Some(w) = self.window.as_mut().filter(|w| w.window.contains(now)) {
-            if seg.ts <= now {
-                w.owd.record_transit(now - seg.ts);
-            }
+        if self.win_stats.window.contains(now) && seg.ts <= now {
+            self.win_stats.owd.record_transit(now - seg.ts);
         }
         self.received_pkts += 1;
         self.arrivals += 1;

@@ -68,8 +68,8 @@ pub struct Sender {
     app_limited: bool,
     delivered: u64,
     stats: SenderStats,
-    /// Window statistics, when the driver asked for them ([`Sender::collect_window_stats`]).
-    window: Option<SenderWindowStats>,
+    /// Window statistics ([`Sender::collect_window_stats`]; an empty window until the driver asks).
+    win_stats: SenderWindowStats,
 }
 
 impl Sender {
@@ -97,7 +97,7 @@ impl Sender {
             app_limited: false,
             delivered: 0,
             stats: SenderStats::default(),
-            window: None,
+            win_stats: SenderWindowStats::default(),
         }
     }
 
@@ -107,14 +107,14 @@ impl Sender {
     /// From now on, record every RTT sample taken and every data packet sent (and retransmitted) at a
     /// time in `[from, to)` ([`crate::stats`]). Observation only: nothing the sender does changes.
     pub fn collect_window_stats(&mut self, from: Nanos, to: Nanos) {
-        self.window = Some(SenderWindowStats {
-            window: Window { from, to },
+        self.win_stats = SenderWindowStats {
+            window: Window::new(from, to),
             ..Default::default()
-        });
+        };
     }
-    /// What [`Sender::collect_window_stats`] recorded so far.
+    /// What [`Sender::collect_window_stats`] recorded so far (None if it was not called).
     pub fn window_stats(&self) -> Option<&SenderWindowStats> {
-        self.window.as_ref()
+        (!self.win_stats.window.is_empty()).then_some(&self.win_stats)
     }
     pub fn cc(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
@@ -252,7 +252,8 @@ impl Sender {
         let wire = payload + self.cfg.header_bytes;
         self.last_ts = ts;
         self.stats.sent_pkts += 1;
-        if let Some(w) = self.window.as_mut().filter(|w| w.window.contains(now)) {
+        let w = &mut self.win_stats;
+        if w.window.contains(now) {
             w.sent_pkts += 1;
             w.retransmits += retx as u64;
         }
@@ -408,8 +409,8 @@ impl Sender {
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum_ns += r as u128;
         self.stats.last_rtt = r;
-        if let Some(w) = self.window.as_mut().filter(|w| w.window.contains(now)) {
-            w.rtt.record(r);
+        if self.win_stats.window.contains(now) {
+            self.win_stats.rtt.record(r);
         }
         Some(r)
     }

@@ -22,16 +22,13 @@ use cclab_cc::time::Nanos;
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
 
-/// The bucket of value `v` (ns).
+/// The bucket of value `v` (ns): `shift·64 + (v >> shift)`, `shift` = how far `v` lies above 2^7
+/// in powers of two (0 below 128: one bucket per value). Branch-free; on the per-packet path.
 #[inline]
 pub fn bucket_of(v: u64) -> usize {
-    if v < 2 * SUB {
-        v as usize
-    } else {
-        let k = 63 - v.leading_zeros(); // ≥ SUB_BITS + 1
-        let shift = k - SUB_BITS;
-        ((shift as u64 + 1) * SUB + ((v >> shift) & (SUB - 1))) as usize
-    }
+    let k = 63 - (v | 1).leading_zeros(); // ⌊log2 v⌋
+    let shift = k.max(SUB_BITS) - SUB_BITS;
+    ((shift as u64) * SUB + (v >> shift)) as usize
 }
 
 /// The values bucket `b` holds: `[lo, lo + width)`.
@@ -148,7 +145,6 @@ impl LogHistogram {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DelayStats {
     pub hist: LogHistogram,
-    n: u64,
     sum: u128,
     sum_sq: u128,
     /// Σ |D| and the number of D: D = the difference between the delays of consecutive packets
@@ -165,7 +161,6 @@ impl Default for DelayStats {
     fn default() -> Self {
         DelayStats {
             hist: LogHistogram::default(),
-            n: 0,
             sum: 0,
             sum_sq: 0,
             jitter_sum: 0,
@@ -180,7 +175,6 @@ impl DelayStats {
     #[inline]
     pub fn record(&mut self, v: u64) {
         self.hist.record(v);
-        self.n += 1;
         self.sum += v as u128;
         self.sum_sq += v as u128 * v as u128;
     }
@@ -200,7 +194,6 @@ impl DelayStats {
     /// together, jitter the mean |D| over all their packet pairs).
     pub fn merge(&mut self, other: &DelayStats) {
         self.hist.merge(&other.hist);
-        self.n += other.n;
         self.sum += other.sum;
         self.sum_sq += other.sum_sq;
         self.jitter_sum += other.jitter_sum;
@@ -208,7 +201,7 @@ impl DelayStats {
     }
 
     pub fn count(&self) -> u64 {
-        self.n
+        self.hist.count()
     }
 
     /// Mean (s), None without samples.
@@ -248,17 +241,34 @@ impl DelayStats {
     }
 }
 
-/// The half-open window `[from, to)` of run time in which values are recorded.
+/// The half-open window `[from, to)` of run time in which values are recorded. The default is empty:
+/// nothing is recorded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Window {
-    pub from: Nanos,
-    pub to: Nanos,
+    from: Nanos,
+    span: Nanos,
 }
 
 impl Window {
+    pub fn new(from: Nanos, to: Nanos) -> Window {
+        Window {
+            from,
+            span: to.saturating_sub(from),
+        }
+    }
+    pub fn from(&self) -> Nanos {
+        self.from
+    }
+    pub fn to(&self) -> Nanos {
+        self.from + self.span
+    }
+    pub fn is_empty(&self) -> bool {
+        self.span == 0
+    }
+    /// `from ≤ t < to`, in one comparison (on the per-packet path).
     #[inline]
     pub fn contains(&self, t: Nanos) -> bool {
-        t.wrapping_sub(self.from) < self.to.saturating_sub(self.from)
+        t.wrapping_sub(self.from) < self.span
     }
 }
 
