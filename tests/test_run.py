@@ -33,9 +33,24 @@ def test_run_writes_contract_files(base, tmp_path):
 
 
 def _strip(p):
+    # sim.wall_s measures the machine and meta records when and where the run happened (start time,
+    # command line, host): everything else is a function of scenario + seed.
     s = json.loads(p.read_text())
     s["sim"].pop("wall_s")
+    s.pop("meta")
     return s
+
+
+def _same_parquet(a, b):
+    """The same table, column types and pandas metadata; the ``cclab`` file metadata (the meta block, with
+    its start time) may differ."""
+    import pyarrow.parquet as pq
+
+    ta, tb = pq.read_table(a), pq.read_table(b)
+    assert ta.equals(tb)
+    assert ta.schema.metadata[b"pandas"] == tb.schema.metadata[b"pandas"]
+    assert b"cclab" in ta.schema.metadata and b"cclab" in tb.schema.metadata
+    return True
 
 
 def test_determinism(base, tmp_path):
@@ -45,7 +60,7 @@ def test_determinism(base, tmp_path):
     cclab.run(base, tmp_path / "b", progress=False, plots=False)
     cclab.run(base, tmp_path / "c", progress=False, plots=False, seed=2)
     assert _strip(tmp_path / "a" / "summary.json") == _strip(tmp_path / "b" / "summary.json")
-    assert (tmp_path / "a" / "timeseries.parquet").read_bytes() == (tmp_path / "b" / "timeseries.parquet").read_bytes()
+    assert _same_parquet(tmp_path / "a" / "timeseries.parquet", tmp_path / "b" / "timeseries.parquet")
     assert _strip(tmp_path / "a" / "summary.json") != _strip(tmp_path / "c" / "summary.json")
 
 
@@ -267,7 +282,7 @@ def test_trace_random_losses_and_an_untraced_run(base):
 
 def test_determinism_across_processes(tmp_path):
     """Two separate `cclab run` processes (different Python hash seeds, so any set/dict-order dependence
-    would show) write the same bytes: summary.json up to sim.wall_s, and timeseries.parquet."""
+    would show) write the same bytes: summary.json up to sim.wall_s and meta, and timeseries.parquet up to its meta."""
     import os
     import subprocess
     import sys
@@ -282,5 +297,5 @@ def test_determinism_across_processes(tmp_path):
                             "-q", "--no-plots"], capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stderr
     assert _strip(tmp_path / "0" / "summary.json") == _strip(tmp_path / "1" / "summary.json")
-    assert (tmp_path / "0" / "timeseries.parquet").read_bytes() == (tmp_path / "1" / "timeseries.parquet").read_bytes()
+    assert _same_parquet(tmp_path / "0" / "timeseries.parquet", tmp_path / "1" / "timeseries.parquet")
     assert (tmp_path / "0" / "spec.json").read_bytes() == (tmp_path / "1" / "spec.json").read_bytes()

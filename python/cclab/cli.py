@@ -23,7 +23,18 @@ def _fail(e: Exception) -> None:
     sys.exit(2)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from .provenance import version_line
+
+    click.echo(version_line())
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="print the cclab version (and git commit when run from a checkout) and exit")
 def cli() -> None:
     """cclab: simulate and compare congestion-control algorithms."""
 
@@ -35,7 +46,9 @@ def cli() -> None:
 @click.option("--trace-packets", is_flag=True, help="also write a per-packet event log (trace.parquet)")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
-def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, quiet: bool) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
+def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, quiet: bool,
+            verbose: bool) -> None:
     """Simulate SCENARIO (TOML) and write summary.json, timeseries.parquet and plots."""
     try:
         from .runner import run
@@ -52,24 +65,50 @@ def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_pack
         # The simulator stops within ~0.25 s of Ctrl-C; nothing was written for this run.
         click.echo("interrupted: nothing written", err=True)
         sys.exit(130)
-    _print_table(res.summary)
+    _print_table(res.summary, verbose)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
 
 
-def _print_table(s: dict) -> None:
+def _num(x: Optional[float], fmt: str, scale: float = 1.0) -> str:
+    return "–" if x is None else format(x * scale, fmt)
+
+
+def _print_stats(s: dict, title: str, verbose: bool) -> None:
+    """The run's table: one row per algorithm (flows, goodput, share of the total, Jain among that
+    algorithm's flows, p95 RTT, loss and retransmission rates over the window) and an "all" row; with
+    ``verbose`` a second table, one row per flow (docs/scenario.md, "What cclab run prints")."""
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"{s['scenario']} (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)")
-    for c in ("flows", "cc", "goodput Mbit/s", "Jain", "utilisation", "drops", "mean queue (pkts)", "sim wall s", "events/s"):
+    console = Console(width=150)
+    t = Table(title=title)
+    for c in ("cc", "flows", "goodput Mbit/s", "share", "Jain", "p95 RTT ms", "loss %", "retx %"):
         t.add_column(c, justify="right")
+    rows = [*s.get("by_cc", {}).items(), ("all", s.get("total"))]
+    for i, (cc, g) in enumerate(rows):
+        if g is None:
+            continue
+        t.add_row(cc, str(g["flows"]), f"{g['goodput_bps'] / 1e6:.2f}", _num(g["share"], ".1%"), _num(g["jain"], ".3f"),
+                  _num(g["p95_rtt_s"], ".1f", 1e3), _num(g["loss_rate"], ".3f", 100), _num(g["retransmit_rate"], ".3f", 100),
+                  end_section=i == len(rows) - 2)
+    console.print(t)
+    if verbose:
+        v = Table(title="per flow")
+        for c in ("flow", "cc", "RTT group", "goodput Mbit/s", "p50 RTT ms", "p95 RTT ms", "p99 RTT ms", "loss %", "retx %"):
+            v.add_column(c, justify="right")
+        for f in s["flows"]:
+            v.add_row(str(f["id"]), f["cc"], f"{f['group']} ({f['rtt'] * 1e3:g} ms)", f"{f['goodput_bps'] / 1e6:.2f}",
+                      *(_num(f.get(k), ".1f", 1e3) for k in ("p50_rtt_s", "p95_rtt_s", "p99_rtt_s")),
+                      _num(f.get("loss_rate"), ".3f", 100), _num(f.get("retransmit_rate"), ".3f", 100))
+        console.print(v)
+
+
+def _print_table(s: dict, verbose: bool = False) -> None:
+    _print_stats(s, f"{s['scenario']} (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)", verbose)
     link = s["links"][0]
-    ccs = ",".join(sorted(s["jain_by_cc"]))
-    total = sum(f["goodput_bps"] for f in s["flows"]) / 1e6
     eps = s["sim"]["events"] / max(s["sim"]["wall_s"], 1e-9)
-    t.add_row(str(len(s["flows"])), ccs, f"{total:.2f}", f"{s['jain']:.3f}", f"{link['utilization']:.3f}",
-              str(link["drops"]), f"{link['mean_queue_pkts']:.1f}", f"{s['sim']['wall_s']:.2f}", f"{eps:.3g}")
-    Console(width=150).print(t)
+    click.echo(f"Jain {s['jain']:.3f}; link 0: utilisation {link['utilization']:.3f}, drops {link['drops']}, "
+               f"mean queue {link['mean_queue_pkts']:.1f} pkts; simulated in {s['sim']['wall_s']:.2f} s ({eps:.3g} events/s)")
     for w in s.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
 
@@ -174,7 +213,8 @@ def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], schedul
         task = bar.add_task("sweep", total=None)
         try:
             t = sw.run(sweep_file, out, workers=workers, scheduler=scheduler, plots=plots, force=force,
-                       on_done=lambda n, total: bar.update(task, completed=n, total=total))
+                       on_done=lambda n, total: bar.update(task, completed=n, total=total),
+                       on_note=lambda m: bar.console.print(f"note: {m}", highlight=False, soft_wrap=True))
         except sw.RunsFailed as e:  # the other runs are finished and in the table; exit 1 after it
             failed, t = e, e.table
         except ScenarioError as e:
@@ -269,8 +309,9 @@ def net_group() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @click.option("--loopback", is_flag=True,
               help="no root: our transport on 127.0.0.1 through the emulator as a UDP relay (no kernel TCP)")
+@click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
 def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool,
-                loopback: bool) -> None:
+                loopback: bool, verbose: bool) -> None:
     """Run SCENARIO (TOML) on the real datapath, in real time, and write the same summary.json,
     timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP),
     except with --loopback (no namespaces, no root needed; docs/real-datapath.md, Loopback mode)."""
@@ -290,7 +331,7 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         sys.exit(2)
     except net.NetInterrupted as e:
         if e.result is not None:
-            _print_net_table(e.result.summary)
+            _print_net_table(e.result.summary, verbose)
             click.echo(f"interrupted: partial result (net.interrupted = true) written to {out}", err=True)
         else:
             click.echo("interrupted: nothing written", err=True)
@@ -298,7 +339,7 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
     except RuntimeError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
-    _print_net_table(res.summary)
+    _print_net_table(res.summary, verbose)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
     if res.summary["net"]["interrupted"]:
         # Stopped by a signal sent to cclab-net itself (SIGTERM): the result is partial.
@@ -319,17 +360,9 @@ def net_check_cmd() -> None:
     sys.exit(0 if ok else 1)
 
 
-def _print_net_table(s: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(title=f"{s['scenario']} on the real datapath (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)")
-    for c in ("flow", "cc", "RTT ms", "goodput Mbit/s", "mean RTT ms", "retransmits", "timeouts"):
-        t.add_column(c, justify="right")
-    for f in s["flows"]:
-        t.add_row(str(f["id"]), f["cc"], f"{f['rtt'] * 1e3:g}", f"{f['goodput_bps'] / 1e6:.2f}",
-                  f"{f['mean_rtt'] * 1e3:.1f}", str(f["retransmits"]), "–" if f["timeouts"] is None else str(f["timeouts"]))
-    Console(width=150).print(t)
+def _print_net_table(s: dict, verbose: bool = False) -> None:
+    _print_stats(s, f"{s['scenario']} on the real datapath (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)",
+                 verbose)
     link, emu = s["links"][0], s["net"]["emulator"]
     click.echo(f"Jain {s['jain']:.3f}, utilisation {link['utilization']:.3f}, drops {link['drops']}, "
                f"mean queue {link['mean_queue_pkts']:.1f} pkts; wall {s['net']['wall_s']:.2f} s, "

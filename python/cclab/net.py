@@ -30,9 +30,10 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
+from . import provenance
 from .errors import ScenarioError, show
 from .progress import Progress
-from .results import Result, build_summary, flow_table, frame, link_table
+from .results import WINDOW_STATS, Result, build_summary, flow_table, frame, link_table
 from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
 from .units import parse_rate
 
@@ -157,6 +158,9 @@ def run(
     the real datapath cannot run, :class:`NetUnavailable` when it cannot run here, and
     :class:`NetInterrupted` (carrying the partial result) on Ctrl-C. ``loopback``: no namespaces, no root —
     our transport on 127.0.0.1 through the emulator as a UDP relay (kernel TCP is refused)."""
+    started = provenance.utc_now()
+    call = provenance.call("cclab.net.run", scenario, out=None if out is None else str(out), seed=seed,
+                           loopback=loopback)
     sc = as_scenario(scenario, datapath="net")
     spec = validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
     binary = _need_binary()
@@ -204,6 +208,7 @@ def run(
             raise RuntimeError(f"cclab-net exited with code {rc}: {_last_error(stderr)}")
         raw = json.loads(res_path.read_text())
     res = from_raw(raw, spec)
+    res.summary["meta"] = provenance.meta(datapath="net", started=started, api_call=call)
     if out is not None:
         res.to_dir(out, plots=plots)
     if interrupted:
@@ -276,6 +281,9 @@ def from_raw(raw: dict, spec: dict) -> Result:
             "sent_pkts": None if kernel else f["sent_pkts"],
             # The emulator counts drops per link, not per flow; the receivers count bytes, not packets.
             "received_pkts": None, "dropped_pkts": None,
+            # Window statistics from our endpoints (RTT samples, one-way delays on the shared clock);
+            # null for kernel TCP, and loss_rate null for every flow (no per-flow drop count).
+            **{k: f.get(k) for k in WINDOW_STATS},
         })
         n = len(t)
         cols = {
@@ -334,6 +342,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
         "conservation": {"injected": injected, "delivered": delivered, "dropped": dropped,
                          "in_network": injected - delivered - dropped},
         "warnings": raw["warnings"],
+        "stats_by_cc": raw.get("stats_by_cc"), "stats_total": raw.get("stats_total"),
     })
     summary.pop("sim")
     # Datagrams and segments the endpoints refused, summed over flows (docs/real-datapath.md, "What a

@@ -32,6 +32,29 @@ TRACE_PACKETS = ("data", "ack", "cross")
 _KIND_CODE = np.array([0, 1, 2, -1, 3], dtype=np.int8)  # simulator code -> index into TRACE_KINDS
 
 
+# Window statistics per flow and per algorithm (crates/cclab-transport/src/stats.rs, docs/scenario.md):
+# RTT and one-way-delay percentiles, jitter, loss and retransmission rates. Null where not measured.
+WINDOW_STATS = (
+    "rtt_samples", "p50_rtt_s", "p95_rtt_s", "p99_rtt_s",
+    "owd_samples", "mean_owd_s", "std_owd_s", "p50_owd_s", "p95_owd_s", "p99_owd_s", "jitter_s",
+    "window_sent_pkts", "window_retransmits", "window_dropped_pkts", "loss_rate", "retransmit_rate",
+)
+
+
+def write_parquet(df: pd.DataFrame, path: Path, meta: Optional[dict]) -> None:
+    """``df`` as Parquet, with the run's ``meta`` block (docs/scenario.md) as JSON under the file metadata
+    key ``cclab`` (``pyarrow.parquet.read_schema(path).metadata[b"cclab"]``)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if meta is not None:
+        md = dict(table.schema.metadata or {})
+        md[b"cclab"] = json.dumps(_clean(meta), sort_keys=True).encode()
+        table = table.replace_schema_metadata(md)
+    pq.write_table(table, path)
+
+
 def _clean(x: Any) -> Any:
     """NaN/inf are not JSON: write null."""
     if isinstance(x, float) and not math.isfinite(x):
@@ -78,10 +101,11 @@ class Result:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(_clean(self.summary), indent=1, sort_keys=True) + "\n")
-        self.timeseries().to_parquet(out / "timeseries.parquet", index=False)
+        meta = self.summary.get("meta")
+        write_parquet(self.timeseries(), out / "timeseries.parquet", meta)
         (out / "spec.json").write_text(json.dumps(self.spec, indent=1, sort_keys=True) + "\n")
         if self.trace is not None:
-            self.trace.to_parquet(out / "trace.parquet", index=False)
+            write_parquet(self.trace, out / "trace.parquet", meta)
         if plots:
             from .plots import write_plots
 
@@ -167,6 +191,7 @@ def build_summary(raw: dict) -> dict:
             "retransmits": f["retransmits"], "timeouts": f["timeouts"], "fast_recoveries": f["fast_recoveries"],
             "start": f["start"], "finish": f["finish"], "delivered_bytes": f["delivered_bytes"],
             "sent_pkts": f["sent_pkts"], "received_pkts": f["received_pkts"], "dropped_pkts": f["dropped_pkts"],
+            **{k: f.get(k) for k in WINDOW_STATS},
         })
     links = []
     for l in raw["links"]:
@@ -180,6 +205,18 @@ def build_summary(raw: dict) -> dict:
     by_cc: dict[str, list[float]] = {}
     for f in flows:
         by_cc.setdefault(f["cc"], []).append(f["goodput_bps"])
+    total_goodput = float(np.sum(good))
+    stats_by_cc = raw.get("stats_by_cc") or {}
+
+    def group(fl: list[dict], stats: Optional[dict]) -> dict:
+        g = [f["goodput_bps"] for f in fl]
+        return {
+            "flows": len(fl), "goodput_bps": float(np.sum(g)),
+            "share": float(np.sum(g)) / total_goodput if total_goodput > 0 else None,
+            "jain": jain(g) if fl else None,
+            **{k: (stats or {}).get(k) for k in WINDOW_STATS},
+        }
+
     return {
         "scenario": raw["name"],
         "seed": raw["seed"],
@@ -189,6 +226,10 @@ def build_summary(raw: dict) -> dict:
         "jain": jain(good),
         "jain_by_cc": {k: jain(v) for k, v in sorted(by_cc.items())},
         "goodput_by_cc_bps": {k: float(np.sum(v)) for k, v in sorted(by_cc.items())},
+        # Per algorithm and over all flows: goodput, share of the total, Jain among those flows, and the
+        # window statistics pooled over their samples (percentiles of all their RTT samples together).
+        "by_cc": {k: group([f for f in flows if f["cc"] == k], stats_by_cc.get(k)) for k in sorted(by_cc)},
+        "total": group(flows, raw.get("stats_total")),
         "sim": {"wall_s": raw["wall_s"], "events": raw["events"], "packets": raw["packets"]},
         "conservation": raw["conservation"],
         "warnings": raw["warnings"],

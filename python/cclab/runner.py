@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Optional, Union
 
-from . import _native
+from . import _native, provenance
 from .progress import Progress
 from .results import Result, build_summary, flow_table, frame, link_table, trace_table
 from .scenario import ScenarioError, ScenarioLike, as_scenario
@@ -26,6 +26,9 @@ def run(
 ) -> Result:
     """Simulates a scenario (a :class:`Scenario`, a dict, or a TOML path). With ``out``, writes
     summary.json, timeseries.parquet, spec.json and PNG plots there."""
+    started = provenance.utc_now()
+    call = provenance.call("cclab.run", scenario, out=None if out is None else str(out), seed=seed,
+                           trace_packets=trace_packets)
     sc = as_scenario(scenario)
     spec = sc.to_spec(seed=seed, trace_packets=trace_packets)
     plotter = None
@@ -48,6 +51,7 @@ def run(
     flows = flow_table(frame(fcols, "flow"))
     links = link_table(frame(lcols, "link"), spec)
     summary = build_summary(raw)
+    summary["meta"] = provenance.meta(datapath="sim", started=started, api_call=call)
     trace = None
     if tcols is not None:
         trace = trace_table(tcols)

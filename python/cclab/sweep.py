@@ -10,7 +10,8 @@ A sweep file (TOML)::
     "flows[*].rtt" = ["50ms", "100ms"]        # [*]: every entry of the list
     "flows[1].params.k, flows[1].params.l" = [[0.25, 0.25], [0.5, 0.5]]   # linked: set together
 
-Each grid point × seed is one run, named by a hash of its scenario and seed. A run's results are written
+Each grid point × seed is one run, named by a hash of its scenario, seed and the cclab version (so runs
+made by another version are never taken for this one's: upgrading cclab reruns a sweep). A run's results are written
 into ``OUT/runs/<id>.partial/``, renamed to ``OUT/runs/<id>/`` when complete (an atomic rename), so a
 run directory exists exactly when its run finished. Re-running the same sweep skips finished runs: an
 interrupted sweep (Ctrl-C, SIGKILL, a crash, a lost cluster) resumes without losing or repeating any. The
@@ -47,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -55,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import units
+from . import provenance, units
 from .scenario import Scenario, ScenarioError, tomllib  # tomllib: tomli before Python 3.11
 
 if TYPE_CHECKING:
@@ -116,8 +118,14 @@ def _set(d: Any, key: str, value: Any) -> None:
     walk(d, steps, "")
 
 
-def _run_id(scenario: dict, seed: int) -> str:
-    blob = json.dumps({"scenario": scenario, "seed": seed}, sort_keys=True, separators=(",", ":"))
+def _run_id(scenario: dict, seed: int, version: Optional[str] = None) -> str:
+    """The run's id: a hash of its scenario, seed and the cclab version that runs it (``version``: None for
+    this cclab's; "" for none, the ids of sweeps written before versions were part of them)."""
+    v = provenance.version() if version is None else version
+    key: dict[str, Any] = {"scenario": scenario, "seed": seed}
+    if v:
+        key["cclab"] = v
+    blob = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -164,9 +172,10 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
     return base, seeds, grid
 
 
-def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool = True) -> list[Point]:
+def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool = True,
+           version: Optional[str] = None) -> list[Point]:
     """Every grid point × seed, each validated as a scenario (ScenarioError names the grid key and value)
-    unless ``validate`` is false."""
+    unless ``validate`` is false. Run ids are those of cclab ``version`` (see _run_id; None: this one)."""
     keys = list(grid)
     for k in keys:  # linked keys ("a, b") take one list of values per setting
         paths = [x.strip() for x in k.split(",")]
@@ -192,7 +201,7 @@ def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool =
             raise ScenarioError([(f"grid ({where}): {f}" if f else f"grid ({where})", m) for f, m in e.errors]) from None
         for seed in seeds:
             d2 = dict(d, seed=seed)
-            points.append(Point(_run_id(d2, seed), values, seed, d2))
+            points.append(Point(_run_id(d2, seed, version), values, seed, d2))
     return points
 
 
@@ -388,7 +397,9 @@ def _sweep_ids(out: Path) -> list[str]:
     if not f.exists():
         return sorted(finished(out))
     meta = json.loads(f.read_text())
-    return [p.id for p in _unique(expand(meta["base"], meta["seeds"], meta["grid"], validate=False))]
+    # A sweep.json without a version is older than versioned run ids: its runs have the unversioned ids.
+    return [p.id for p in _unique(expand(meta["base"], meta["seeds"], meta["grid"], validate=False,
+                                         version=meta.get("cclab", "")))]
 
 
 def table(out: Path, ids: Optional[list[str]] = None) -> pd.DataFrame:
@@ -547,19 +558,43 @@ def _replace(path: Path, write: Callable[[Path], Any]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _claim(out: Path, meta: dict, force: bool) -> None:
-    """Records the sweep in ``out/sweep.json``. A folder holding a different sweep (another base scenario, grid
-    or seeds) is refused with a ScenarioError unless ``force``; with ``force`` its tables are removed (they
-    belong to the other sweep) and its runs stay in runs/, reused where they coincide with this sweep's."""
+_SWEEP_KEYS = ("base", "seeds", "grid")
+
+
+def _claim(out: Path, meta: dict, force: bool) -> list[str]:
+    """Records the sweep in ``out/sweep.json`` (with the cclab version and git commit running it). A folder
+    holding a different sweep (another base scenario, grid or seeds) is refused with a ScenarioError unless
+    ``force``; with ``force`` its tables are removed (they belong to the other sweep) and its runs stay in
+    runs/, reused where they coincide with this sweep's. The same sweep written by another cclab version is
+    not a different sweep, but none of its runs is this version's (the ids differ): its tables are removed
+    and the returned notes say so; so does a note when the same version ran it from another git commit
+    (those runs are reused: bump the version or use a new folder to redo them)."""
     out.mkdir(parents=True, exist_ok=True)
     f = out / "sweep.json"
-    new = json.loads(json.dumps(meta))
+    version, commit = provenance.version(), (provenance.git() or {}).get("commit")
+    new = json.loads(json.dumps({k: meta[k] for k in _SWEEP_KEYS}))
+    record = dict(new, cclab=version, git=commit)
+    notes: list[str] = []
     old: Any = None
+    full: Any = None
     if f.exists():
         try:
-            old = json.loads(f.read_text())
+            full = json.loads(f.read_text())
+            old = {k: full.get(k) for k in _SWEEP_KEYS} if isinstance(full, dict) else full
         except (OSError, ValueError) as e:
-            old = e
+            old = full = e
+        if old == new and full.get("cclab", "") != version:
+            notes.append(f"{out} holds this sweep's runs made by "
+                         + (f"cclab {full['cclab']}" if full.get("cclab") else "a cclab older than versioned run ids")
+                         + f"; this is cclab {version}: run ids include the version, so every run is redone "
+                         "(the old runs stay in runs/, outside the new table)")
+            for name in ("results.csv", "results.parquet", "failed.json"):
+                (out / name).unlink(missing_ok=True)
+        elif old == new and commit and full.get("git") and full["git"] != commit:
+            notes.append(f"{out} holds runs of this sweep made at git commit {full['git'][:12]}; this is "
+                         f"{commit[:12]}, the same cclab version {version}: finished runs are reused (each "
+                         "run's summary.json records its commit in meta.git); bump the version or use another "
+                         "--out to redo them")
         if old != new and not force:
             why = (f"its sweep.json cannot be read: {old}" if isinstance(old, Exception) else "its sweep.json has "
                    + (", ".join(f"another {k}" for k in new if not isinstance(old, dict) or old.get(k) != new[k])
@@ -570,8 +605,9 @@ def _claim(out: Path, meta: dict, force: bool) -> None:
         if old != new:
             for name in ("results.csv", "results.parquet", "summary.csv", "failed.json"):
                 (out / name).unlink(missing_ok=True)
-    if old != new:
-        _replace(f, lambda tmp: tmp.write_text(json.dumps(meta, indent=1)))
+    if full != record:
+        _replace(f, lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+    return notes
 
 
 def _clean(out: Path) -> None:
@@ -726,7 +762,7 @@ def _on_dask(todo: list[Point], scheduler: str, out: Path, plots: bool, settle: 
 
 def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,
         plots: bool = False, on_done: Callable[[int, int], None] = lambda done, total: None,
-        force: bool = False) -> pd.DataFrame:
+        force: bool = False, on_note: Optional[Callable[[str], None]] = None) -> pd.DataFrame:
     """Runs every unfinished point of ``sweep_file`` into ``out``; returns the results table (only this sweep's
     runs).
 
@@ -734,11 +770,18 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
     exception, a Rust panic, its worker dying twice) does not stop the others: once every run is settled, the
     table is written and RunsFailed is raised, carrying the table and the failures. Ctrl-C
     (KeyboardInterrupt) stops submitting, lets the running runs finish (a second Ctrl-C kills them), writes
-    the table of what finished, and re-raises: nothing finished is lost, nothing unfinished is kept as done."""
+    the table of what finished, and re-raises: nothing finished is lost, nothing unfinished is kept as done.
+
+    ``on_note`` receives what a resumed sweep should know (runs redone because they were made by another
+    cclab version, or reused although made at another git commit); by default each is a warning."""
     base, seeds, grid = load(sweep_file)
     points = _unique(expand(base, seeds, grid))
     out = Path(out)
-    _claim(out, {"base": base, "seeds": seeds, "grid": grid}, force)
+    for note in _claim(out, {"base": base, "seeds": seeds, "grid": grid}, force):
+        if on_note is not None:
+            on_note(note)
+        else:
+            warnings.warn(note, stacklevel=2)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     _clean(out)
     done = finished(out)

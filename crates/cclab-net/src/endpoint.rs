@@ -437,7 +437,11 @@ impl ReceiverSetup {
     /// Runs the transport's receiver for this flow until `stop`.
     pub fn run(self, clock: &Clock, stop: &AtomicBool, p: &FlowProbe) -> io::Result<()> {
         let mut m = Receiver::new(&self.cfg);
-        run_receiver(&mut m, &self.sock, self.flow_id, self.peer, clock, stop, p)
+        m.collect_window_stats(p.measure[0], p.measure[1]);
+        let r = run_receiver(&mut m, &self.sock, self.flow_id, self.peer, clock, stop, p);
+        // One-way delays: the sender stamps data with the same clock (one process, `Clock`).
+        p.window.lock().unwrap().receiver = m.window_stats().cloned();
+        r
     }
 }
 
@@ -507,7 +511,9 @@ impl SenderSetup {
             return Ok(());
         }
         let mut m = Sender::new(self.cfg, self.built.cc, self.size, clock.now());
+        m.collect_window_stats(p.measure[0], p.measure[1]);
         let r = run_sender(&mut m, &self.sock, self.flow_id, clock, stop_at, stop, p);
+        p.window.lock().unwrap().sender = m.window_stats().cloned();
         if let Ok(mut st) = p.state.lock() {
             st.clear();
             m.cc().state(&mut st);

@@ -4,6 +4,9 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
+use cclab_cc::time::Nanos;
+use cclab_transport::stats::FlowWindow;
+
 /// What flows report while running (written by flow threads, read by the sampler).
 #[derive(Default)]
 pub struct FlowProbe {
@@ -38,4 +41,8 @@ pub struct FlowProbe {
     pub state: std::sync::Mutex<Vec<(&'static str, f64)>>,
     /// Our sender's and receiver's stalls, each handed over when its thread ends ([`crate::disturbance`]).
     pub stalls: std::sync::Mutex<Vec<(&'static str, crate::disturbance::StallLog)>>,
+    /// The measure window (run time, ns) in which our endpoints record RTT and one-way-delay statistics,
+    /// and what they recorded, handed over when their threads end (`cclab_transport::stats`).
+    pub measure: [Nanos; 2],
+    pub window: std::sync::Mutex<FlowWindow>,
 }

@@ -13,6 +13,7 @@ use crate::probe::FlowProbe;
 use crate::spec::RunSpec;
 use crate::tcp;
 use cclab_cc::time::{to_secs, Nanos};
+use cclab_transport::stats::{FlowWindow, WindowSummary};
 
 /// What the sampler collected during a run: each flow's series and the machine's CPU ticks at each
 /// sample (for the hypervisor steal over the measure window).
@@ -71,6 +72,10 @@ pub struct FlowResult {
     pub foreign: u64,
     pub rejected_data: u64,
     pub rejected_acks: u64,
+    /// RTT and one-way-delay percentiles, jitter, retransmission rate over the measure window (our
+    /// transport; null for kernel TCP and for what the emulator cannot attribute to a flow: drops).
+    #[serde(flatten)]
+    pub stats: WindowSummary,
     pub series: FlowSeries,
 }
 
@@ -127,6 +132,9 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     pub jain: f64,
     pub jain_by_cc: BTreeMap<String, f64>,
+    /// Window statistics pooled per algorithm and over all flows.
+    pub stats_by_cc: BTreeMap<String, WindowSummary>,
+    pub stats_total: WindowSummary,
     pub net: NetInfo,
     pub warnings: Vec<String>,
 }
@@ -216,13 +224,17 @@ pub(crate) fn summarise(
     interrupted: bool,
 ) -> RunResult {
     let [m0, m1] = spec.measure;
-    let flows: Vec<FlowResult> = spec
-        .flows
-        .iter()
-        .zip(sampled.flows)
-        .enumerate()
-        .map(|(i, (f, ser))| flow_result(i, f, ser, to_secs(starts[i]), &probes[i], [m0, m1]))
-        .collect();
+    let mut stats_by_cc: BTreeMap<String, FlowWindow> = BTreeMap::new();
+    let mut stats_total = FlowWindow::default();
+    let mut flows: Vec<FlowResult> = Vec::new();
+    for (i, (f, ser)) in spec.flows.iter().zip(sampled.flows).enumerate() {
+        let window = std::mem::take(&mut *probes[i].window.lock().unwrap());
+        stats_by_cc.entry(f.cc.clone()).or_default().merge(&window);
+        stats_total.merge(&window);
+        let mut r = flow_result(i, f, ser, to_secs(starts[i]), &probes[i], [m0, m1]);
+        r.stats = window.summary();
+        flows.push(r);
+    }
     let links: Vec<LinkResult> = [Dir::Fwd, Dir::Rev]
         .into_iter()
         .enumerate()
@@ -261,6 +273,11 @@ pub(crate) fn summarise(
         measure: spec.measure,
         jain: jain(&goodputs),
         jain_by_cc: by_cc.into_iter().map(|(k, v)| (k, jain(&v))).collect(),
+        stats_by_cc: stats_by_cc
+            .into_iter()
+            .map(|(k, w)| (k, w.summary()))
+            .collect(),
+        stats_total: stats_total.summary(),
         flows,
         links,
         net: NetInfo {
@@ -328,6 +345,7 @@ fn flow_result(
         foreign: p.foreign.load(Ordering::Relaxed),
         rejected_data: p.rejected_data.load(Ordering::Relaxed),
         rejected_acks: p.rejected_acks.load(Ordering::Relaxed),
+        stats: WindowSummary::default(),
         series: ser,
     }
 }

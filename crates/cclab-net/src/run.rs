@@ -200,7 +200,12 @@ pub fn run_with(
     let probes: Vec<Arc<FlowProbe>> = spec
         .flows
         .iter()
-        .map(|_| Arc::new(FlowProbe::default()))
+        .map(|_| {
+            Arc::new(FlowProbe {
+                measure: [from_secs(spec.measure[0]), from_secs(spec.measure[1])],
+                ..Default::default()
+            })
+        })
         .collect();
     let stop = AtomicBool::new(false);
     let mut sampled = Sampled::new(spec.flows.len());

@@ -1,6 +1,7 @@
 //! What a run returns: per-flow and per-link statistics over the measurement window (exact, from
 //! counter snapshots at the window edges), columnar time series, conservation counters, warnings.
 
+use cclab_transport::stats::WindowSummary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -136,6 +137,11 @@ pub struct FlowResult {
     pub received_pkts: u64,
     /// Data packets of this flow dropped in the network (queue or random loss), whole run.
     pub dropped_pkts: u64,
+    /// Window statistics: RTT and one-way-delay percentiles, jitter, loss and retransmission rates
+    /// (`cclab_transport::stats`), serialised as fields of the flow. The golden test clears them: they
+    /// are added observations, and the recorded digests pin the rest of the result.
+    #[serde(flatten)]
+    pub stats: Option<WindowSummary>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -319,6 +325,12 @@ pub struct RunResult {
     pub trace: Trace,
     /// True if the run was aborted by the progress callback.
     pub aborted: bool,
+    /// The window statistics of each algorithm's flows pooled (percentiles over all their samples),
+    /// and of all flows pooled.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub stats_by_cc: BTreeMap<String, WindowSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats_total: Option<WindowSummary>,
 }
 
 #[cfg(test)]

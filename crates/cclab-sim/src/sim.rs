@@ -49,6 +49,8 @@ struct Flow {
     rgen: u32,
     finish: Option<Nanos>,
     dropped: u64,
+    /// Data packets dropped in the network while the measurement window was open.
+    dropped_window: u64,
     /// Header bytes on the wire (ACKs are this long; data adds the payload).
     header: u32,
 }

@@ -28,6 +28,7 @@ mod recovery;
 mod rtt;
 mod scoreboard;
 pub mod sender;
+pub mod stats;
 mod txlog;
 
 pub use receiver::{Receiver, RejectedData};

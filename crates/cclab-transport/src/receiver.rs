@@ -11,6 +11,7 @@
 
 use crate::config::Config;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
+use crate::stats::{ReceiverWindowStats, Window};
 use cclab_cc::cc::flags;
 use cclab_cc::time::Nanos;
 
@@ -62,6 +63,8 @@ pub struct Receiver {
     window: u64,
     mss: u32,
     rejected: RejectedData,
+    /// Window statistics ([`Receiver::collect_window_stats`]; an empty window until the driver asks).
+    win_stats: ReceiverWindowStats,
 }
 
 impl Receiver {
@@ -83,6 +86,7 @@ impl Receiver {
             window: cfg.max_window.max(1) as u64,
             mss: cfg.mss,
             rejected: RejectedData::default(),
+            win_stats: ReceiverWindowStats::default(),
         }
     }
 
@@ -106,6 +110,20 @@ impl Receiver {
         self.received_pkts
     }
 
+    /// From now on, record the one-way delay (`now` − the segment's send timestamp) of every data
+    /// packet arriving at a time in `[from, to)` ([`crate::stats`]). Meaningful only where the sender's
+    /// and receiver's clocks are one (the simulator; the real datapath's endpoints share one clock).
+    pub fn collect_window_stats(&mut self, from: Nanos, to: Nanos) {
+        self.win_stats = ReceiverWindowStats {
+            window: Window::new(from, to),
+            ..Default::default()
+        };
+    }
+    /// What [`Receiver::collect_window_stats`] recorded so far (None if it was not called).
+    pub fn window_stats(&self) -> Option<&ReceiverWindowStats> {
+        (!self.win_stats.window.is_empty()).then_some(&self.win_stats)
+    }
+
     /// Next in-order packet expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
@@ -121,6 +139,9 @@ impl Receiver {
         if seg.seq >= self.rcv_nxt.saturating_add(self.window) {
             self.rejected.beyond_window += 1;
             return;
+        }
+        if self.win_stats.window.contains(now) && seg.ts <= now {
+            self.win_stats.owd.record_transit(now - seg.ts);
         }
         self.received_pkts += 1;
         self.arrivals += 1;

@@ -34,6 +34,7 @@ use crate::recovery::LossRecovery;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
+use crate::stats::{SenderWindowStats, Window};
 use crate::txlog::TxLog;
 use cclab_cc::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 use cclab_cc::time::{tx_time, Nanos};
@@ -114,6 +115,8 @@ pub struct Sender {
     stats: SenderStats,
     txlog: TxLog,
     rejected: RejectedAcks,
+    /// Window statistics ([`Sender::collect_window_stats`]; an empty window until the driver asks).
+    win_stats: SenderWindowStats,
 }
 
 impl Sender {
@@ -143,6 +146,7 @@ impl Sender {
             stats: SenderStats::default(),
             txlog: TxLog::default(),
             rejected: RejectedAcks::default(),
+            win_stats: SenderWindowStats::default(),
         }
     }
 
@@ -152,6 +156,18 @@ impl Sender {
     /// ACKs and parts of ACKs refused, by reason.
     pub fn rejected(&self) -> RejectedAcks {
         self.rejected
+    }
+    /// From now on, record every RTT sample taken and every data packet sent (and retransmitted) at a
+    /// time in `[from, to)` ([`crate::stats`]). Observation only: nothing the sender does changes.
+    pub fn collect_window_stats(&mut self, from: Nanos, to: Nanos) {
+        self.win_stats = SenderWindowStats {
+            window: Window::new(from, to),
+            ..Default::default()
+        };
+    }
+    /// What [`Sender::collect_window_stats`] recorded so far (None if it was not called).
+    pub fn window_stats(&self) -> Option<&SenderWindowStats> {
+        (!self.win_stats.window.is_empty()).then_some(&self.win_stats)
     }
     pub fn cc(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
@@ -289,6 +305,11 @@ impl Sender {
         let wire = payload + self.cfg.header_bytes;
         self.last_ts = ts;
         self.stats.sent_pkts += 1;
+        let w = &mut self.win_stats;
+        if w.window.contains(now) {
+            w.sent_pkts += 1;
+            w.retransmits += retx as u64;
+        }
         self.stats.sent_bytes += wire as u64;
         if let Some(rate) = self.cc.pacing_rate_bps() {
             if rate > 0.0 && rate.is_finite() {
@@ -495,6 +516,9 @@ impl Sender {
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum_ns += r as u128;
         self.stats.last_rtt = r;
+        if self.win_stats.window.contains(now) {
+            self.win_stats.rtt.record(r);
+        }
         Some(r)
     }
 

@@ -124,6 +124,15 @@ fn build_flow(
         StartSpec::At(s) => s,
         StartSpec::Uniform([lo, hi]) => lo + (hi - lo) * rng::uniform(&mut frng),
     };
+    // Window statistics: the endpoints record delays in the measurement window (as snapshot() bounds it).
+    let (w0, w1) = (
+        from_secs(spec.measure[0]),
+        from_secs(spec.measure[1]).min(from_secs(spec.duration)),
+    );
+    let mut receiver = Receiver::new(&cfg);
+    receiver.collect_window_stats(w0, w1);
+    let mut sender = Sender::new(cfg, built.cc, f.size, 0);
+    sender.collect_window_stats(w0, w1);
     let fwd = routes.push(f.extra_delay_fwd, &f.path, 0.0);
     let rev = routes.push(0.0, &f.ack_path, f.extra_delay_rev);
     Ok(Flow {
@@ -132,8 +141,8 @@ fn build_flow(
         rtt: f.rtt,
         start: from_secs(start),
         stop: f.stop.map(from_secs),
-        receiver: Receiver::new(&cfg),
-        sender: Sender::new(cfg, built.cc, f.size, 0),
+        receiver,
+        sender,
         fwd,
         rev,
         ect: t.ecn,
@@ -144,6 +153,7 @@ fn build_flow(
         rgen: 0,
         finish: None,
         dropped: 0,
+        dropped_window: 0,
         header: t.packet_size - t.mss,
     })
 }

@@ -231,7 +231,9 @@ impl Simulation {
         self.trace(kind, link, i);
         let p = self.slab[i as usize];
         if p.kind == PacketKind::Data {
-            self.flows[p.owner as usize].dropped += 1;
+            let f = &mut self.flows[p.owner as usize];
+            f.dropped += 1;
+            f.dropped_window += self.in_window as u64;
         }
         self.cons.dropped += 1;
         self.release(i);

@@ -5,6 +5,8 @@
 use super::Simulation;
 use crate::result::{FlowResult, LinkResult, RunResult};
 use cclab_cc::time::{to_secs, Nanos};
+use cclab_transport::stats::FlowWindow;
+use std::collections::BTreeMap;
 
 const HIST_FINE: usize = 10_000; // 10 µs × 10k = 100 ms
 const HIST_COARSE: usize = 9_900; // 1 ms bins from 100 ms to 10 s
@@ -202,7 +204,24 @@ impl Simulation {
                 }
             }
         }
+        let mut by_cc: BTreeMap<String, FlowWindow> = BTreeMap::new();
+        let mut total: Option<FlowWindow> = None;
         for (i, f) in self.flows.iter().enumerate() {
+            let fw = FlowWindow {
+                sender: f.sender.window_stats().cloned(),
+                receiver: f.receiver.window_stats().cloned(),
+                dropped_pkts: Some(f.dropped_window),
+            };
+            match by_cc.get_mut(&f.cc_name) {
+                Some(agg) => agg.merge(&fw),
+                None => {
+                    by_cc.insert(f.cc_name.clone(), fw.clone());
+                }
+            }
+            match total.as_mut() {
+                Some(agg) => agg.merge(&fw),
+                None => total = Some(fw.clone()),
+            }
             let (a, b) = (self.fsnap[0][i], self.fsnap[1][i]);
             let st = f.sender.stats();
             let rn = b.rtt_n - a.rtt_n;
@@ -233,8 +252,11 @@ impl Simulation {
                 sent_pkts: st.sent_pkts,
                 received_pkts: f.receiver.received_pkts(),
                 dropped_pkts: f.dropped,
+                stats: Some(fw.summary()),
             });
         }
+        self.result.stats_by_cc = by_cc.into_iter().map(|(k, w)| (k, w.summary())).collect();
+        self.result.stats_total = total.map(|w| w.summary());
         let mut packets = 0;
         for (i, l) in self.links.iter().enumerate() {
             let (a, b) = (self.lsnap[0][i], self.lsnap[1][i]);
