@@ -321,7 +321,7 @@ def _ordered(df: pd.DataFrame, fixed: tuple[str, ...]) -> pd.DataFrame:
 
 def _nullable(df: pd.DataFrame) -> pd.DataFrame:
     """Integer columns as nullable Int64, so concatenating flows and links keeps them integers."""
-    return df.astype({c: "Int64" for c in INT_COLUMNS & set(df.columns)})
+    return df.astype(dict.fromkeys(INT_COLUMNS & set(df.columns), "Int64"))
 
 
 def _split(ts: pd.DataFrame, kind: str, fixed: tuple[str, ...]) -> pd.DataFrame:

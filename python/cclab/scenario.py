@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -24,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     ValidationError,
     field_validator,
@@ -65,7 +67,93 @@ MAX_SERIES_ROWS = _LIMITS["max_series_rows"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    """Every part of a scenario. Assigning to a field validates the value (``validate_assignment``) and
+    raises :class:`ScenarioError` naming the field by its place in the scenario (``flows[0].cc``), as
+    loading does; see :meth:`__setattr__`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True)
+
+    # The scenario this model is part of, weakly (set when the scenario is built, copied or unpickled):
+    # an assignment's error names the field by the model's place in it.
+    _root: Optional[weakref.ref[Scenario]] = PrivateAttr(default=None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Validates ``value`` for field ``name`` — alone (types, units, ranges) and then in the whole
+        scenario (algorithm and queue names and parameters, paths, RTTs, buffers, …) — and raises
+        :class:`ScenarioError` naming the field as in the scenario file, leaving the model unchanged.
+        Of the whole-scenario problems only those at or under the assigned field are raised: a change
+        that needs two assignments (``cc`` and then its ``params``) is not stopped half way; ``run``
+        checks everything again."""
+        if name.startswith("_"):
+            super().__setattr__(name, value)
+            return
+        root = self._root() if self._root is not None else None
+        where = _path_of(root, self) if root is not None else None
+        field = _join(where or "", name)
+        if name not in type(self).model_fields:
+            raise ScenarioError([(field, "unknown key")])
+        old = self.__dict__.get(name)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError as e:
+            raise ScenarioError([(_join(where or "", f), m) for f, m in flatten(e)]) from None
+        if root is None or where is None:
+            return  # not part of a scenario: nothing more to check against
+        _bind(self.__dict__[name], root)
+        try:
+            root.to_spec(datapath=root._datapath)
+        except ScenarioError as e:
+            mine = [(f, m) for f, m in e.errors if f == field or f.startswith((field + ".", field + "["))]
+            if mine:
+                self.__dict__[name] = old
+                raise ScenarioError(mine) from None
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # A weak reference cannot be pickled; an unpickled scenario binds its parts again.
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private:
+            state["__pydantic_private__"] = {**private, "_root": None}
+        return state
+
+
+def _join(where: str, field: str) -> str:
+    if not where:
+        return field
+    if not field:
+        return where
+    return where + field if field.startswith("[") else f"{where}.{field}"
+
+
+def _children(v: Any) -> list[tuple[str, Any]]:
+    """(path step, value) of what may hold a scenario part: a model's fields, a list's items."""
+    if isinstance(v, BaseModel):
+        return [(f".{k}", getattr(v, k, None)) for k in type(v).model_fields]
+    if isinstance(v, (list, tuple)):
+        return [(f"[{i}]", x) for i, x in enumerate(v)]
+    return []
+
+
+def _bind(v: Any, root: Scenario) -> None:
+    """Marks every model in ``v`` as part of ``root``."""
+    if isinstance(v, _Model):
+        v._root = weakref.ref(root)
+    for _, x in _children(v):
+        if isinstance(x, (BaseModel, list, tuple)):
+            _bind(x, root)
+
+
+def _path_of(root: Any, target: Any, here: str = "") -> Optional[str]:
+    """Where ``target`` is in ``root`` (``flows[0]``, ``topology.bottleneck``; "" for root itself), by
+    identity; None if it is not there (a detached copy, or a model moved out of the scenario)."""
+    if root is target:
+        return here
+    for step, x in _children(root):
+        if isinstance(x, (BaseModel, list, tuple)):
+            found = _path_of(x, target, here + step)
+            if found is not None:
+                return found.lstrip(".")
+    return None
 
 
 class Transport(_Model):
@@ -230,6 +318,22 @@ class Scenario(_Model):
 
     _dur = field_validator("duration", "sample_interval")(positive(parse_time))
     _ps = field_validator("packet_size")(positive(parse_size))
+    # The datapath this scenario was validated for (model_validate's ``datapath``); assignments are
+    # checked for it.
+    _datapath: str = PrivateAttr(default="sim")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _bind(self, self)
+
+    def __deepcopy__(self, memo: Optional[dict[int, Any]] = None) -> Scenario:
+        # The copy's parts are copies: they belong to the copy, not to this scenario.
+        c = super().__deepcopy__(memo)
+        _bind(c, c)
+        return c
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        _bind(self, self)
 
     @field_validator("measure")
     @classmethod
@@ -254,6 +358,7 @@ class Scenario(_Model):
         except ValidationError as e:
             raise ScenarioError(flatten(e)) from None
         sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms) happen here
+        sc._datapath = datapath
         return sc
 
     @classmethod
@@ -288,8 +393,15 @@ class Scenario(_Model):
         (``datapath="net"``) takes the same spec and also accepts kernel TCP flows."""
         if datapath not in DATAPATHS:
             raise ValueError(f"datapath must be one of {DATAPATHS}, got {datapath!r}")
+        # Resolved from a fresh validation of this scenario's values, so that a part changed in place
+        # (an item appended to ``flows``, a dict put where a model belongs) is checked like a loaded one
+        # and any problem is reported naming its field, never as a crash of the resolver.
+        try:
+            checked: Scenario = type(self).__pydantic_validator__.validate_python(self.model_dump(warnings=False))
+        except ValidationError as e:
+            raise ScenarioError(flatten(e)) from None
         errors: list[tuple[str, str]] = []
-        spec = _Resolver(self, errors, datapath).resolve()
+        spec = _Resolver(checked, errors, datapath).resolve()
         if errors:
             raise ScenarioError(errors)
         if seed is not None:
@@ -447,15 +559,21 @@ class _Resolver:
         data = base.model_dump()
         if override:
             data.update(override)
+
+        def at(key: str) -> str:
+            # A setting the flow overrides is the flow's field; any other comes from [transport].
+            top = key.split(".", 1)[0].split("[", 1)[0]
+            return f"{field}.{key}" if override and top in override else f"transport.{key}"
+
         try:
             t = Transport.model_validate(data)
         except ValidationError as e:
             for f, m in flatten(e):
-                self.err(f"{field}.{f}", m)
+                self.err(at(f), m)
             return None
         mss = int(round(parse_size(t.mss)))
         if mss >= packet_size:
-            self.err(f"{field}.mss", f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
+            self.err(at("mss"), f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
             return None
         out = {
             "mss": mss, "packet_size": packet_size, "initial_cwnd": float(t.initial_cwnd),
@@ -466,7 +584,7 @@ class _Resolver:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)
             if pkts < 1:
-                self.err(f"{field}.receive_window", f"must hold at least one mss ({mss} B), got {json.dumps(t.receive_window)}")
+                self.err(at("receive_window"), f"must hold at least one mss ({mss} B), got {json.dumps(t.receive_window)}")
                 return None
             out["max_window"] = pkts
         return out
