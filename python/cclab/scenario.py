@@ -71,7 +71,8 @@ class _Model(BaseModel):
     raises :class:`ScenarioError` naming the field by its place in the scenario (``flows[0].cc``), as
     loading does; see :meth:`__setattr__`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True)
+    # Attribute docstrings are the fields' descriptions in the JSON Schema (``cclab schema``).
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True, use_attribute_docstrings=True)
 
     # The scenario this model is part of, weakly (set when the scenario is built, copied or unpickled):
     # an assignment's error names the field by the model's place in it.
@@ -157,11 +158,17 @@ def _path_of(root: Any, target: Any, here: str = "") -> Optional[str]:
 
 
 class Transport(_Model):
+    """Endpoint settings shared by all flows; a flow's ``transport`` table overrides any of them."""
+
     mss: Quantity = "1448B"
+    """Payload per full packet (a size); must be smaller than packet_size."""
     initial_cwnd: float = Field(10, gt=0)
+    """Initial congestion window, packets."""
     delayed_ack: int = Field(1, ge=1, le=_LIMITS["max_delayed_ack"])
+    """ACK every N data packets (1: every packet; 2: RFC 1122 delayed ACK)."""
     delayed_ack_timeout: Quantity = "200ms"
     min_rto: Quantity = "200ms"
+    """RFC 6298 minimum retransmission timeout (a time)."""
     sack: bool = True
     ecn: bool = False
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
@@ -172,13 +179,22 @@ class Transport(_Model):
 
 
 class Link(_Model):
+    """A link: its rate, propagation delay, buffer, queue discipline and random loss."""
+
     rate: Quantity
+    """Link rate: bit/s or a string with a unit ("100Mbps")."""
     delay: Quantity = 0
+    """One-way propagation delay (a time)."""
     buffer: Quantity = "BDP"
+    """Packets (500, "500p"), a size ("375KB"), or "BDP" / "2BDP" (rate × the largest RTT crossing it)."""
     queue: str = "droptail"
+    """Queue discipline: a name `cclab algorithms` lists under queues."""
     params: dict[str, ParamValue] = Field(default_factory=dict)
+    """The queue discipline's parameters (checked by it: unknown names are errors)."""
     loss: float = Field(0.0, ge=0.0, le=1.0)
+    """Bernoulli loss probability of data packets arriving at the link."""
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
+    """[[time, probability], ...], strictly increasing times: the loss probability from each time on."""
 
     _rate = field_validator("rate")(positive(parse_rate))
     _delay = field_validator("delay")(nonneg(parse_time))
@@ -201,11 +217,15 @@ class Link(_Model):
 
 
 class GraphLink(Link):
+    """A graph's cable between two nodes: two directional links with the same settings."""
+
     src: str
     dst: str
 
 
 class Dumbbell(_Model):
+    """One shared bottleneck (link 0) and its reverse direction (link 1, carrying the ACKs)."""
+
     kind: Literal["dumbbell"] = "dumbbell"
     bottleneck: Link
     # The reverse bottleneck (link 1) carries the ACKs and reverse traffic. By default it has the
@@ -216,11 +236,15 @@ class Dumbbell(_Model):
 
 
 class ParkingLot(_Model):
+    """A chain of links; a flow lists the indices of the links it crosses."""
+
     kind: Literal["parking_lot"]
     links: list[Link] = Field(min_length=1)
 
 
 class Graph(_Model):
+    """Nodes and cables; a flow names src and dst and takes the shortest path by propagation delay."""
+
     kind: Literal["graph"]
     nodes: list[str] = Field(min_length=2)
     links: list[GraphLink] = Field(min_length=1)
@@ -247,13 +271,22 @@ def _start_type(v: Any) -> Any:
 
 
 class Flow(_Model):
+    """A group of ``count`` identical flows (their ``group`` in the results is this table's index)."""
+
     cc: str
+    """Congestion-control algorithm: a name `cclab algorithms` lists."""
     count: int = Field(1, ge=1, le=_LIMITS["max_flow_count"])
+    """How many identical flows this table stands for."""
     rtt: Optional[Quantity] = None
+    """Round-trip propagation delay of the flow's path (a time; optional on graphs)."""
     start: Annotated[Any, BeforeValidator(_start_type)] = 0
+    """Start time, or [lo, hi] for a start drawn uniformly from the seed."""
     stop: Optional[Quantity] = None
+    """Stop time (default: the end of the run)."""
     size: Quantity = "inf"
+    """Bytes to send, or "inf" (bulk)."""
     params: dict[str, ParamValue] = Field(default_factory=dict)
+    """The algorithm's parameters (checked by it: unknown names are errors)."""
     links: Optional[list[int]] = None
     src: Optional[str] = None
     dst: Optional[str] = None
@@ -281,6 +314,8 @@ class Flow(_Model):
 
 
 class Traffic(_Model):
+    """Traffic without congestion control: constant rate, Poisson, or Pareto on/off."""
+
     kind: Literal["cbr", "onoff", "poisson"]
     rate: Quantity
     start: Quantity = 0
@@ -306,10 +341,15 @@ class Scenario(_Model):
 
     name: str = "scenario"
     duration: Quantity
+    """Length of the run (a time: seconds or "60s")."""
     seed: int = Field(1, ge=0, lt=_LIMITS["seed_limit"])
+    """Same scenario + seed → identical results."""
     sample_interval: Quantity = "100ms"
+    """Time-series resolution (a time)."""
     measure: Optional[tuple[Quantity, Quantity]] = None
+    """[start, end] of the window for the summary statistics (default: the whole run)."""
     packet_size: Quantity = "1500B"
+    """On-the-wire size of a full data packet."""
     transport: Transport = Field(default_factory=Transport)
     topology: Topology
     flows: list[Flow] = Field(min_length=1)
@@ -425,6 +465,22 @@ def as_scenario(s: ScenarioLike, datapath: str = "sim") -> Scenario:
     if isinstance(s, dict):
         return Scenario.from_dict(s, datapath=datapath)
     return Scenario.load(s, datapath=datapath)
+
+
+def json_schema() -> dict[str, Any]:
+    """The scenario file's JSON Schema (draft 2020-12), from the model (``cclab schema``): keys, types,
+    defaults, ranges, and the fields' descriptions. It checks a scenario's shape; units, algorithm and
+    queue names and parameters, paths and everything else that needs the whole scenario are checked by
+    :meth:`Scenario.model_validate` (``cclab validate``)."""
+    schema = Scenario.model_json_schema()
+    # A flow's ``transport`` table overrides [transport]'s keys: the same table (every key optional).
+    flow = schema["$defs"]["Flow"]["properties"]
+    flow["transport"] = {"anyOf": [{"$ref": "#/$defs/Transport"}, {"type": "null"}], "default": None,
+                         "title": "Transport", "description": "Overrides of [transport] for this flow group."}
+    schema["title"] = "cclab scenario"
+    schema["description"] = ("A cclab scenario file (TOML), docs/scenario.md. The schema checks keys and types; "
+                             "`cclab validate` also checks units, names, parameters and paths.")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 class _Resolver:
