@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -131,13 +132,14 @@ class Result:
         """A results folder written by :meth:`to_dir` (``cclab run --out``, ``cclab net run``) read
         back: summary.json, spec.json, timeseries.parquet split into ``flows`` and ``links`` (the same
         columns, order and dtypes as the run's), trace.parquet if present. The summary is as written
-        (NaN and infinities are null in the file)."""
+        (NaN and infinities are null in the file). A folder from before the ``<owner>.<key>`` state
+        columns is brought to today's columns."""
         d = Path(path)
         summary = json.loads((d / "summary.json").read_text())
         spec = json.loads((d / "spec.json").read_text())
         ts = pd.read_parquet(d / "timeseries.parquet")
-        flows = _split(ts, "flow", FLOW_COLUMNS)
-        links = _split(ts, "link", LINK_COLUMNS)
+        flows = _split(ts, "flow", FLOW_COLUMNS, spec)
+        links = _split(ts, "link", LINK_COLUMNS, spec)
         trace = pd.read_parquet(d / "trace.parquet") if (d / "trace.parquet").exists() else None
         return cls(summary, flows, links, spec, trace)
 
@@ -188,12 +190,13 @@ def _num(x: Any, scale: float, fmt: str) -> str:
 
 def flow_summary_frame(flows: list[dict]) -> pd.DataFrame:
     """:attr:`Result.flow_summary` from summary.json's per-flow dicts: built from whatever keys they
-    have, so a key added to summary.json becomes a column."""
+    have, so a key added to summary.json becomes a column. Each column's dtype is decided from the
+    dicts' own values (an integer key with a null stays integer: Int64)."""
     if not flows:
         return pd.DataFrame(columns=list(FLOW_SUMMARY_FIRST))
-    df = pd.json_normalize(flows, sep=STATE_SEP)
-    for c in df.columns:
-        df[c] = _typed(df[c])
+    recs = [dict(_flat(f)) for f in flows]
+    keys = list(dict.fromkeys(k for r in recs for k in r))
+    df = pd.DataFrame({k: _typed([r.get(k) for r in recs]) for k in keys})
     if "share" not in df and "goodput_bps" in df:
         good = df["goodput_bps"].astype(float)
         total = float(good.sum())
@@ -202,17 +205,29 @@ def flow_summary_frame(flows: list[dict]) -> pd.DataFrame:
     return df[first + sorted(c for c in df.columns if c not in first)]
 
 
-def _typed(col: pd.Series) -> pd.Series:
-    """A summary column's dtype from its values: int64 (Int64 with nulls) when every value is a whole
-    number (not a bool), float64 when numeric or all null (NaN), else as pandas infers."""
-    vals = [v for v in col if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not vals:
-        return col.astype("float64")
-    if vals and all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in vals):
-        return col.astype("Int64" if len(vals) < len(col) else "int64")
-    if vals and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) for v in vals):
-        return col.astype("float64")
-    return col
+def _flat(d: dict, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(key, value) pairs of a dict, nested dicts' keys as ``key.subkey``."""
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _flat(v, f"{prefix}{k}{STATE_SEP}")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def _typed(vals: list[Any]) -> pd.Series:
+    """A summary column from its values: int64 (Int64 with nulls) when every value is a whole number
+    (not a bool), float64 when numeric or all null (NaN), else as pandas infers."""
+    known = [v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+    if all(number(v) for v in known):
+        if known and all(isinstance(v, (int, np.integer)) for v in known):
+            return pd.Series(pd.array([None if v is None else int(v) for v in vals], dtype="Int64")).astype(
+                "Int64" if len(known) < len(vals) else "int64")
+        return pd.Series([np.nan if v is None else float(v) for v in vals], dtype="float64")
+    return pd.Series(vals)
 
 
 # ---- series columns -> the flows and links tables ----
@@ -287,7 +302,7 @@ def _as_int(col: pd.Series) -> pd.Series:
     known = ~np.isnan(x)
     bad = known & ((np.abs(x) >= 2.0**53) | (np.floor(x) != x))
     if bad.any():
-        raise ValueError(f"column {col.name!r}: {x[bad][0]!r} is not a whole number below 2^53")
+        raise ValueError(f"column {col.name!r}: {float(x[bad][0])!r} is not a whole number below 2^53")
     if known.all():
         return pd.Series(x.astype("int64"), index=col.index, name=col.name)
     return pd.Series(pd.array(np.where(known, x, 0).astype("int64"), dtype="Int64"), index=col.index,
@@ -324,14 +339,23 @@ def _nullable(df: pd.DataFrame) -> pd.DataFrame:
     return df.astype(dict.fromkeys(INT_COLUMNS & set(df.columns), "Int64"))
 
 
-def _split(ts: pd.DataFrame, kind: str, fixed: tuple[str, ...]) -> pd.DataFrame:
+def _split(ts: pd.DataFrame, kind: str, fixed: tuple[str, ...], spec: dict) -> pd.DataFrame:
     """One table back from timeseries.parquet: its rows of ``kind``, its fixed columns and the state
-    columns with a value in them, integers back to int64 where none is missing."""
+    columns with a value in them, integers back to int64 where none is missing. A file written before
+    the owner columns existed (bare state keys, float counters) gets them from the run spec and its
+    state columns renamed ``<owner>.<key>``, as a new run's."""
     rows = ts[ts["kind"] == kind].drop(columns="kind").rename(columns={"id": kind}).reset_index(drop=True)
     if rows.empty:
         return pd.DataFrame()
     keep = [c for c in rows.columns if c in fixed or (c not in TIMESERIES_COLUMNS and rows[c].notna().any())]
     rows = rows[keep]
+    owner, items = ("cc", spec["flows"]) if kind == "flow" else ("queue", spec["links"])
+    if owner not in rows:
+        rows[owner] = rows[kind].map({i: x[owner] for i, x in enumerate(items)}).astype(str)
+        if kind == "flow":
+            rows["group"] = rows["flow"].map({i: f["group"] for i, f in enumerate(items)})
+            rows["rtt"] = rows["flow"].map({i: f["rtt"] for i, f in enumerate(items)}).astype("float64")
+        return _finish(rows, kind, owner, fixed)
     for c in INT_COLUMNS & set(rows.columns):
         rows[c] = rows[c].astype("Int64" if rows[c].isna().any() else "int64")
     return _ordered(rows, fixed)
