@@ -265,11 +265,7 @@ def flow_table(flows: pd.DataFrame, spec: dict) -> pd.DataFrame:
     for col in ("srtt", "min_rtt"):
         if col in flows:
             flows[col] = flows[col].where(flows[col] > 0)
-    sf = spec["flows"]
-    ids = flows["flow"]
-    flows["cc"] = ids.map({i: f["cc"] for i, f in enumerate(sf)}).astype(str)
-    flows["group"] = ids.map({i: f["group"] for i, f in enumerate(sf)})
-    flows["rtt"] = ids.map({i: f["rtt"] for i, f in enumerate(sf)}).astype("float64")
+    _add_owner(flows, "flow", spec["flows"])
     return _finish(flows, "flow", "cc", FLOW_COLUMNS)
 
 
@@ -283,8 +279,19 @@ def link_table(links: pd.DataFrame, spec: dict) -> pd.DataFrame:
     links = add_rates(links, "link", "tx_bytes")
     sl = spec["links"]
     links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(sl)})
-    links["queue"] = links["link"].map({i: l["queue"] for i, l in enumerate(sl)}).astype(str)
+    _add_owner(links, "link", sl)
     return _finish(links, "link", "queue", LINK_COLUMNS)
+
+
+def _add_owner(df: pd.DataFrame, kind: str, items: list[dict]) -> None:
+    """A flow's ``cc``, ``group`` and ``rtt``, or a link's ``queue``, from the run spec's entry."""
+    ids = df[kind].to_numpy()
+    if kind == "flow":
+        df["cc"] = pd.Series(np.array([f["cc"] for f in items], dtype=object)[ids], index=df.index).astype(str)
+        df["group"] = np.array([f["group"] for f in items], dtype="int64")[ids]
+        df["rtt"] = np.array([f["rtt"] for f in items], dtype="float64")[ids]
+    else:
+        df["queue"] = pd.Series(np.array([l["queue"] for l in items], dtype=object)[ids], index=df.index).astype(str)
 
 
 def _finish(df: pd.DataFrame, id_col: str, owner_col: str, fixed: tuple[str, ...]) -> pd.DataFrame:
@@ -317,15 +324,17 @@ def _prefix_state(df: pd.DataFrame, owner_col: str, fixed: tuple[str, ...]) -> p
     state = [c for c in df.columns if c not in fixed]
     if not state:
         return df
-    owner = df[owner_col]
-    out: dict[str, pd.Series] = {}
+    codes, names = pd.factorize(df[owner_col], sort=True)
+    rows_of = [codes == k for k in range(len(names))]
+    out: dict[str, np.ndarray] = {}
     for c in state:
-        col = df[c]
-        for name in sorted(set(owner[col.notna()])):
+        x = df[c].to_numpy(dtype="float64", na_value=np.nan)
+        for k in np.unique(codes[~np.isnan(x)]):
+            name = str(names[k])
             key = c[len(name) + 1:] if c.startswith(name + "_") else c
-            vals = col.where(owner == name)
+            vals = np.where(rows_of[k], x, np.nan)
             name_key = f"{name}{STATE_SEP}{key}"
-            out[name_key] = vals if name_key not in out else out[name_key].fillna(vals)
+            out[name_key] = vals if name_key not in out else np.where(np.isnan(out[name_key]), vals, out[name_key])
     return pd.concat([df.drop(columns=state), pd.DataFrame(out, index=df.index)], axis=1)
 
 
@@ -349,12 +358,9 @@ def _split(ts: pd.DataFrame, kind: str, fixed: tuple[str, ...], spec: dict) -> p
         return pd.DataFrame()
     keep = [c for c in rows.columns if c in fixed or (c not in TIMESERIES_COLUMNS and rows[c].notna().any())]
     rows = rows[keep]
-    owner, items = ("cc", spec["flows"]) if kind == "flow" else ("queue", spec["links"])
+    owner = "cc" if kind == "flow" else "queue"
     if owner not in rows:
-        rows[owner] = rows[kind].map({i: x[owner] for i, x in enumerate(items)}).astype(str)
-        if kind == "flow":
-            rows["group"] = rows["flow"].map({i: f["group"] for i, f in enumerate(items)})
-            rows["rtt"] = rows["flow"].map({i: f["rtt"] for i, f in enumerate(items)}).astype("float64")
+        _add_owner(rows, kind, spec["flows" if kind == "flow" else "links"])
         return _finish(rows, kind, owner, fixed)
     for c in INT_COLUMNS & set(rows.columns):
         rows[c] = rows[c].astype("Int64" if rows[c].isna().any() else "int64")
