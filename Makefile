@@ -15,7 +15,7 @@ NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 $(VENV)/.deps: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.5" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
+	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.7" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
 		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
 		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "jsonschema>=4.18"
 	touch $@
