@@ -9,14 +9,15 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: run test setup build rust-test py-test bench lint clean fuzz
+.PHONY: run test setup build rust-test py-test bench lint stubtest clean fuzz
 
-$(VENV)/.deps: pyproject.toml
+# Re-run when the pip line below changes too (the Makefile), so an existing .venv gets a new package.
+$(VENV)/.deps: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.5" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
+	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.7" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
 		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
-		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2"
+		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2" "jsonschema>=4.18"
 	touch $@
 
 setup: $(VENV)/.deps
@@ -39,6 +40,10 @@ rust-test:
 
 py-test: build
 	$(VENV)/bin/pytest -q -rs -x tests
+
+# The compiled module against its stub python/cclab/_native.pyi (names, signatures, types): needs the build.
+stubtest: build
+	$(PY) -m mypy.stubtest cclab._native
 
 test: setup
 	$(CARGO_TEST)
@@ -64,12 +69,14 @@ fuzz:
 		corpus/$(FUZZ_TARGET) seeds/$(FUZZ_TARGET) -- \
 		-max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1
 
-# Rust: rustfmt and clippy; Python: ruff and mypy (their settings are in pyproject.toml).
+# Rust: rustfmt and clippy; Python: ruff and mypy (their settings are in pyproject.toml), and the
+# compiled module's stub checked against it (mypy.stubtest).
 lint: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --release -- -D warnings
 	$(VENV)/bin/ruff check python tests bench validation examples
 	$(VENV)/bin/mypy
+	$(MAKE) stubtest
 
 clean:
 	cargo clean

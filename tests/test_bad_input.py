@@ -139,8 +139,17 @@ def test_graph_unknown_node():
 
 
 def test_transport_mss_too_big(base):
+    # named where it is written: the scenario's [transport] (once, not once per flow group) ...
     base["transport"] = {"mss": "1600B"}
-    reject(base, "flows[0].transport.mss", "smaller than packet_size")
+    base["flows"].append({"cc": "newreno", "rtt": "40ms"})
+    reject(base, "transport.mss", "smaller than packet_size")
+    with pytest.raises(ScenarioError) as e:
+        cclab.Scenario.from_dict(base)
+    assert e.value.errors == [("transport.mss", 'must be smaller than packet_size (1500 B), got "1600B"')]
+    # ... or the flow's override
+    base["transport"] = {}
+    base["flows"][1]["transport"] = {"mss": "1600B"}
+    reject(base, "flows[1].transport.mss", "smaller than packet_size")
 
 
 def test_count_zero(base):

@@ -292,6 +292,11 @@ def test_cli_net_run_writes_what_cclab_run_writes(tmp_path):
     ts_real = pd.read_parquet(tmp_path / "real" / "timeseries.parquet")
     ts_sim = pd.read_parquet(tmp_path / "sim" / "timeseries.parquet")
     assert list(ts_real.columns) == list(ts_sim.columns)
+    # counters are integers; TCP_INFO has no count of RTO expiries: kernel TCP's `timeouts` is <NA>, not 0
+    back = cclab.Result.load(tmp_path / "real")
+    kern = back.flows["cc"] == "kernel:reno"
+    assert str(back.flows["timeouts"].dtype) == "Int64" and back.flows.loc[kern, "timeouts"].isna().all()
+    assert back.flows.loc[~kern, "timeouts"].notna().all() and back.flows["delivered_bytes"].dtype == "int64"
     assert set(ts_real["kind"]) == {"flow", "link"}
     # 3 s at the default 100 ms sampling: 31 samples per flow and per link.
     assert (ts_real["kind"] == "flow").sum() == 2 * 31 and (ts_real["kind"] == "link").sum() == 2 * 31

@@ -135,10 +135,10 @@ def test_red_thresholds_and_average(runs):
     ax = build_figures(res.flows, res.links, res.summary, res.spec, names=["queue.png"])["queue.png"].axes[0]
     hlines = {round(float(l.get_ydata()[0]), 6) for l in ax.lines if len(set(l.get_ydata())) == 1}
     assert {round(info.red_th[0], 6), round(info.red_th[1], 6), float(buf)} <= hlines
-    avg = res.links[res.links["link"] == 0]["red_avg"].to_numpy()
+    avg = res.links[res.links["link"] == 0]["red.avg"].to_numpy()
     assert any(len(l.get_ydata()) == len(avg) and np.allclose(l.get_ydata(), avg) for l in ax.lines)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any("red_avg" in l for l in labels) and any("min_th" in l for l in labels)
+    assert any("red.avg" in l for l in labels) and any("min_th" in l for l in labels)
 
 
 def test_red_explicit_thresholds_and_byte_buffer():
@@ -162,7 +162,7 @@ def test_maxnet_panel():
     assert any("price" in l for l in labels) and any("μ·C" in l for l in labels)
     # price − p_min (ms), p_min = −T·ln(C/x_max): the router starts at p_min
     p_min = -0.05 * math.log(50e6 / 1e15)
-    price = res.links[res.links["link"] == 0]["price"].to_numpy()
+    price = res.links[res.links["link"] == 0]["maxnet.price"].to_numpy()
     vq = [l for l in fig.axes[1].lines if len(l.get_ydata()) == len(price) and l.get_linestyle() == "-."]
     assert vq and np.allclose(vq[0].get_ydata(), (price - p_min) * 1e3)
     assert vq[0].get_ydata()[0] == pytest.approx(0.0, abs=1e-6)

@@ -3,6 +3,17 @@ from typing import Callable
 
 import numpy as np
 
+__all__ = [
+    "SpecError",
+    "__version__",
+    "limits",
+    "queue_names",
+    "run",
+    "sender_names",
+    "validate_queue",
+    "validate_sender",
+]
+
 __version__: str
 
 class SpecError(ValueError):

@@ -1,4 +1,4 @@
-"""The command line: ``cclab run``, ``cclab validate``, ``cclab algorithms``, ``cclab reproduce``,
+"""The command line: ``cclab run``, ``cclab validate``, ``cclab schema``, ``cclab algorithms``, ``cclab reproduce``,
 ``cclab sweep``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
@@ -123,6 +123,16 @@ def validate(scenario: Path) -> None:
         _fail(e)
         return
     click.echo(f"{scenario}: ok ({len(sc.flows)} flow groups, {sc.topology.kind})")
+
+
+@cli.command()
+def schema() -> None:
+    """Print the scenario file's JSON Schema (from the scenario model)."""
+    import json
+
+    from .scenario import json_schema
+
+    click.echo(json.dumps(json_schema(), indent=2, ensure_ascii=False))
 
 
 @cli.command()

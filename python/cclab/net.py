@@ -328,7 +328,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
         for k, v in s["state"].items():
             cols[k] = np.asarray(v, dtype=float)
         lrows.append(frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))
-    flows = flow_table(pd.concat(frows, ignore_index=True) if frows else pd.DataFrame())
+    flows = flow_table(pd.concat(frows, ignore_index=True) if frows else pd.DataFrame(), spec)
     links = link_table(pd.concat(lrows, ignore_index=True) if lrows else pd.DataFrame(), spec)
     fwd = [l["counters"] for l in raw["links"]]
     injected = sum(c["arrivals"] for c in fwd)

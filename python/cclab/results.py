@@ -4,25 +4,57 @@ the summary.json dict (docs/scenario.md). ``runner.py`` frames the simulator's o
 ``net.py`` the real datapath's."""
 from __future__ import annotations
 
+import html
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import pandas as pd
 
 from .metrics import jain
 
-# The leading columns of timeseries.parquet, in this order (docs/scenario.md documents each).
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# The columns every flows table has, in this order (docs/scenario.md documents each): the row's key, who
+# the flow is (algorithm, group, configured base RTT), then the transport's state and counters. The
+# algorithm's own state follows, prefixed by the algorithm (``fast.q``), in name order.
+FLOW_COLUMNS = (
+    "t", "flow", "cc", "group", "rtt",
+    "cwnd", "rate_bps", "srtt", "min_rtt", "in_flight", "ssthresh", "pacing_bps", "delivered_bytes",
+    "sent_bytes", "retransmits", "timeouts",
+)
+# Likewise for links: the key, the queue discipline's name, the queue and counters; then the queue
+# discipline's state prefixed by its name (``red.avg``).
+LINK_COLUMNS = (
+    "t", "link", "queue",
+    "queue_pkts", "queue_bytes", "rate_bps", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+)
+# The leading columns of timeseries.parquet, in this order; the algorithms' and queue disciplines' state
+# columns follow in name order (so each algorithm's columns sit together).
 TIMESERIES_COLUMNS = (
-    "kind", "id", "t",
+    "kind", "id", "t", "cc", "group", "rtt",
     # flows
     "cwnd", "rate_bps", "srtt", "min_rtt", "in_flight", "ssthresh", "pacing_bps", "delivered_bytes",
     "sent_bytes", "retransmits", "timeouts",
     # links
-    "queue_pkts", "queue_bytes", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+    "queue", "queue_pkts", "queue_bytes", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
 )
+# Counts: int64 in the flows and links tables (nullable Int64 where a value is unknown, e.g. kernel TCP's
+# timeouts on the real datapath, and in timeseries.parquet, where a flow row has no link counters).
+INT_COLUMNS = frozenset({
+    "group", "in_flight", "delivered_bytes", "sent_bytes", "retransmits", "timeouts",
+    "queue_pkts", "queue_bytes", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+})
+# Between an algorithm's (or queue discipline's) name and its state key: ``fast.q``, ``red.avg``.
+STATE_SEP = "."
+# The leading columns of Result.flow_summary; the other per-flow keys of summary.json follow in name order.
+FLOW_SUMMARY_FIRST = ("id", "cc", "group", "rtt", "goodput_bps", "share")
+# The figures Result.plot draws, by kind (python/cclab/plots: ``<kind>.png``).
+PLOT_KINDS = ("rate", "cwnd", "queue", "throughput_delay", "cdf")
 
 
 # The packet trace's categories (trace.parquet, res.trace): the simulator's event codes 0, 1, 2, 4 (3 is
@@ -70,11 +102,15 @@ class Result:
     """One run.
 
     * ``summary`` — the summary.json dict (docs/scenario.md);
-    * ``flows`` — one row per (t, flow): t, flow, cwnd, rate_bps, srtt, … and the algorithm's state;
-    * ``links`` — one row per (t, link): t, link, queue_pkts, rate_bps, utilization, drops, … and the
-      queue discipline's state;
+    * ``flows`` — one row per (t, flow): the columns of :data:`FLOW_COLUMNS` (t, flow, cc, group, rtt,
+      cwnd, rate_bps, srtt, …) then the algorithm's state as ``<cc>.<key>`` (``fast.q``);
+    * ``links`` — one row per (t, link): the columns of :data:`LINK_COLUMNS` (t, link, queue,
+      queue_pkts, …) then the queue discipline's state as ``<queue>.<key>`` (``red.avg``);
+    * ``flow_summary`` — one row per flow from ``summary["flows"]``;
     * ``spec`` — the resolved run spec the simulator ran (spec.json);
     * ``trace`` — the per-packet event log when run with ``trace_packets``, else None.
+
+    :meth:`load` reads a results folder (:meth:`to_dir`) back; :meth:`plot` draws one figure.
     """
 
     def __init__(self, summary: dict, flows: pd.DataFrame, links: pd.DataFrame, spec: dict,
@@ -85,15 +121,25 @@ class Result:
         self.spec = spec
         self.trace = trace
 
+    @property
+    def flow_summary(self) -> pd.DataFrame:
+        """One row per flow: every key of ``summary["flows"][i]`` as a column, plus ``share``, the flow's
+        fraction of all flows' goodput in the window; columns :data:`FLOW_SUMMARY_FIRST` first, then the
+        others in name order (nested dicts flattened as ``key.subkey``). Whole-number columns are int64 (nullable
+        Int64 where a value is null, e.g. kernel TCP's timeouts)."""
+        return flow_summary_frame(self.summary.get("flows", []))
+
     def timeseries(self) -> pd.DataFrame:
         """Both tables in one long frame (timeseries.parquet): one row per (t, flow or link), ``kind``
-        says which. Columns: kind, id, t, the common flow and link columns (docs/scenario.md), then the
-        algorithms' and queue disciplines' state columns in name order; NaN where a row has no value."""
-        f = self.flows.assign(kind="flow").rename(columns={"flow": "id"})
-        l = self.links.assign(kind="link").rename(columns={"link": "id"})
-        df = pd.concat([f, l], ignore_index=True, sort=False)
-        common = [c for c in TIMESERIES_COLUMNS if c in df.columns]
-        df = df[common + sorted(c for c in df.columns if c not in TIMESERIES_COLUMNS)]
+        says which. Columns: :data:`TIMESERIES_COLUMNS` (those present), then the algorithms' and queue
+        disciplines' state columns in name order; NaN (nullable integers: <NA>) where a row has no
+        value. Counters are nullable Int64, so a flow row's missing link counters do not make them
+        floats."""
+        f = _nullable(self.flows.assign(kind="flow").rename(columns={"flow": "id"}))
+        l = _nullable(self.links.assign(kind="link").rename(columns={"link": "id"}))
+        parts = [p for p in (f, l) if not p.empty]
+        df = pd.concat(parts, ignore_index=True, sort=False) if parts else pd.DataFrame(columns=["kind", "id", "t"])
+        df = _ordered(df, TIMESERIES_COLUMNS)
         df["id"] = df["id"].astype("int64")
         return df
 
@@ -112,9 +158,107 @@ class Result:
             write_plots(self.flows, self.links, self.summary, out, self.spec)
         return out
 
+    @classmethod
+    def load(cls, path: Union[str, Path]) -> Result:
+        """A results folder written by :meth:`to_dir` (``cclab run --out``, ``cclab net run``) read
+        back: summary.json, spec.json, timeseries.parquet split into ``flows`` and ``links`` (the same
+        columns, order and dtypes as the run's), trace.parquet if present. The summary is as written
+        (NaN and infinities are null in the file). A folder from before the ``<owner>.<key>`` state
+        columns is brought to today's columns."""
+        d = Path(path)
+        summary = json.loads((d / "summary.json").read_text())
+        spec = json.loads((d / "spec.json").read_text())
+        ts = pd.read_parquet(d / "timeseries.parquet")
+        flows = _split(ts, "flow", FLOW_COLUMNS, spec)
+        links = _split(ts, "link", LINK_COLUMNS, spec)
+        trace = pd.read_parquet(d / "trace.parquet") if (d / "trace.parquet").exists() else None
+        return cls(summary, flows, links, spec, trace)
+
+    def plot(self, kind: str = "rate") -> Figure:
+        """One of the run's figures as a matplotlib Figure (the same as the PNG ``cclab run`` writes):
+        ``kind`` is one of :data:`PLOT_KINDS` — rate, cwnd, queue, throughput_delay, cdf
+        (docs/plots.md)."""
+        if kind not in PLOT_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PLOT_KINDS)}, got {kind!r}")
+        from .plots import build_figures
+
+        name = f"{kind}.png"
+        return build_figures(self.flows, self.links, self.summary, self.spec, names=[name])[name]
+
     def __repr__(self) -> str:
         s = self.summary
         return f"<cclab.Result {s['scenario']!r}: {len(s['flows'])} flows, jain {s['jain']:.3f}>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: scenario, seed, window, then per algorithm its flows, goodput and Jain's
+        index, the total, and the warnings."""
+        s = self.summary
+        e = html.escape
+        m0, m1 = s["measure"]
+        flows = s.get("flows", [])
+        count: dict[str, int] = {}
+        for f in flows:
+            count[f["cc"]] = count.get(f["cc"], 0) + 1
+        good = s.get("goodput_by_cc_bps", {})
+        jbc = s.get("jain_by_cc", {})
+        rows = "".join(
+            f"<tr><td>{e(cc)}</td><td>{n}</td><td>{_num(good.get(cc), 1e-6, '.2f')}</td>"
+            f"<td>{_num(jbc.get(cc), 1, '.3f')}</td></tr>" for cc, n in count.items())
+        total = sum(f["goodput_bps"] or 0.0 for f in flows)
+        rows += (f"<tr><th>all</th><th>{len(flows)}</th><th>{total * 1e-6:.2f}</th>"
+                 f"<th>{_num(s.get('jain'), 1, '.3f')}</th></tr>")
+        warn = "".join(f"<li>{e(str(w))}</li>" for w in s.get("warnings", []))
+        return (f"<div><b>cclab.Result</b> {e(str(s['scenario']))} · seed {e(str(s['seed']))} · "
+                f"window {m0:g}–{m1:g} s"
+                "<table><tr><th>cc</th><th>flows</th><th>goodput (Mbit/s)</th><th>Jain</th></tr>"
+                f"{rows}</table>"
+                + (f"<ul>warnings: {warn}</ul>" if warn else "") + "</div>")
+
+
+def _num(x: Any, scale: float, fmt: str) -> str:
+    return "–" if x is None or not math.isfinite(x) else format(x * scale, fmt)
+
+
+def flow_summary_frame(flows: list[dict]) -> pd.DataFrame:
+    """:attr:`Result.flow_summary` from summary.json's per-flow dicts: built from whatever keys they
+    have, so a key added to summary.json becomes a column. Each column's dtype is decided from the
+    dicts' own values (an integer key with a null stays integer: Int64)."""
+    if not flows:
+        return pd.DataFrame(columns=list(FLOW_SUMMARY_FIRST))
+    recs = [dict(_flat(f)) for f in flows]
+    keys = list(dict.fromkeys(k for r in recs for k in r))
+    df = pd.DataFrame({k: _typed([r.get(k) for r in recs]) for k in keys})
+    if "share" not in df and "goodput_bps" in df:
+        good = df["goodput_bps"].astype(float)
+        total = float(good.sum())
+        df["share"] = good / total if total > 0 else np.nan
+    first = [c for c in FLOW_SUMMARY_FIRST if c in df]
+    return df[first + sorted(c for c in df.columns if c not in first)]
+
+
+def _flat(d: dict, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(key, value) pairs of a dict, nested dicts' keys as ``key.subkey``."""
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _flat(v, f"{prefix}{k}{STATE_SEP}")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def _typed(vals: list[Any]) -> pd.Series:
+    """A summary column from its values: int64 (Int64 with nulls) when every value is a whole number
+    (not a bool), float64 when numeric or all null (NaN), else as pandas infers."""
+    known = [v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+    if all(number(v) for v in known):
+        if known and all(isinstance(v, (int, np.integer)) for v in known):
+            return pd.Series(pd.array([None if v is None else int(v) for v in vals], dtype="Int64")).astype(
+                "Int64" if len(known) < len(vals) else "int64")
+        return pd.Series([np.nan if v is None else float(v) for v in vals], dtype="float64")
+    return pd.Series(vals)
 
 
 # ---- series columns -> the flows and links tables ----
@@ -141,24 +285,117 @@ def add_rates(df: pd.DataFrame, id_col: str, bytes_col: str) -> pd.DataFrame:
     return df.sort_values(["t", id_col], kind="stable").reset_index(drop=True)
 
 
-def flow_table(flows: pd.DataFrame) -> pd.DataFrame:
-    """The flows table from framed flow series: per-interval ``rate_bps`` from ``delivered_bytes``, and
-    RTTs of 0 (no sample yet, see :func:`rtt_or_none`) as NaN, so plots and means skip them."""
+def flow_table(flows: pd.DataFrame, spec: dict) -> pd.DataFrame:
+    """The flows table from framed flow series: per-interval ``rate_bps`` from ``delivered_bytes``;
+    RTTs of 0 (no sample yet, see :func:`rtt_or_none`) as NaN, so plots and means skip them; each flow's
+    ``cc``, ``group`` and ``rtt`` from the run spec; counters as int64; the algorithms' state keys
+    prefixed by the algorithm; columns in :data:`FLOW_COLUMNS` order."""
+    if flows.empty:
+        return flows
     flows = add_rates(flows, "flow", "delivered_bytes")
     for col in ("srtt", "min_rtt"):
         if col in flows:
             flows[col] = flows[col].where(flows[col] > 0)
-    return flows
+    _add_owner(flows, "flow", spec["flows"])
+    return _finish(flows, "flow", "cc", FLOW_COLUMNS)
 
 
 def link_table(links: pd.DataFrame, spec: dict) -> pd.DataFrame:
-    """The links table from framed link series: per-interval ``rate_bps`` from ``tx_bytes`` and
-    ``utilization`` against each link's rate in the run spec."""
+    """The links table from framed link series: per-interval ``rate_bps`` from ``tx_bytes``,
+    ``utilization`` against each link's rate in the run spec, the link's ``queue`` discipline, counters
+    as int64 and the discipline's state keys prefixed by its name; columns in :data:`LINK_COLUMNS`
+    order."""
     if links.empty:
         return links
     links = add_rates(links, "link", "tx_bytes")
-    links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec["links"])})
-    return links
+    sl = spec["links"]
+    links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(sl)})
+    _add_owner(links, "link", sl)
+    return _finish(links, "link", "queue", LINK_COLUMNS)
+
+
+def _add_owner(df: pd.DataFrame, kind: str, items: list[dict]) -> None:
+    """A flow's ``cc``, ``group`` and ``rtt``, or a link's ``queue``, from the run spec's entry."""
+    ids = df[kind].to_numpy()
+    if kind == "flow":
+        df["cc"] = pd.Series(np.array([f["cc"] for f in items], dtype=object)[ids], index=df.index).astype(str)
+        df["group"] = np.array([f["group"] for f in items], dtype="int64")[ids]
+        df["rtt"] = np.array([f["rtt"] for f in items], dtype="float64")[ids]
+    else:
+        df["queue"] = pd.Series(np.array([l["queue"] for l in items], dtype=object)[ids], index=df.index).astype(str)
+
+
+def _finish(df: pd.DataFrame, id_col: str, owner_col: str, fixed: tuple[str, ...]) -> pd.DataFrame:
+    """Counters to integers, state columns named ``<owner>.<key>``, columns in order."""
+    for c in INT_COLUMNS & set(df.columns):
+        df[c] = _as_int(df[c])
+    return _ordered(_prefix_state(df, owner_col, fixed), fixed)
+
+
+def _as_int(col: pd.Series) -> pd.Series:
+    """A counter the simulator sends as float64 (its series are one f64 array per column) as int64 —
+    exactly: every value must be a whole number below 2^53, where float64 holds integers exactly. NaN
+    (a value the datapath cannot know) makes the column nullable Int64."""
+    x = col.to_numpy(dtype="float64", na_value=np.nan)
+    known = ~np.isnan(x)
+    bad = known & ((np.abs(x) >= 2.0**53) | (np.floor(x) != x))
+    if bad.any():
+        raise ValueError(f"column {col.name!r}: {float(x[bad][0])!r} is not a whole number below 2^53")
+    if known.all():
+        return pd.Series(x.astype("int64"), index=col.index, name=col.name)
+    return pd.Series(pd.array(np.where(known, x, 0).astype("int64"), dtype="Int64"), index=col.index,
+                     name=col.name).mask(~known)
+
+
+def _prefix_state(df: pd.DataFrame, owner_col: str, fixed: tuple[str, ...]) -> pd.DataFrame:
+    """Each state column (one not in ``fixed``) split by the row's owner (a flow's algorithm, a link's
+    queue discipline) into ``<owner>.<key>`` columns, so that two algorithms' ``w_max`` or ``alpha``
+    never share a column. A key that already starts with ``<owner>_`` (RED's ``red_avg``) loses that
+    prefix (``red.avg``). A (owner, key) pair with no value in any row makes no column."""
+    state = [c for c in df.columns if c not in fixed]
+    if not state:
+        return df
+    codes, names = pd.factorize(df[owner_col], sort=True)
+    rows_of = [codes == k for k in range(len(names))]
+    out: dict[str, np.ndarray] = {}
+    for c in state:
+        x = df[c].to_numpy(dtype="float64", na_value=np.nan)
+        for k in np.unique(codes[~np.isnan(x)]):
+            name = str(names[k])
+            key = c[len(name) + 1:] if c.startswith(name + "_") else c
+            vals = np.where(rows_of[k], x, np.nan)
+            name_key = f"{name}{STATE_SEP}{key}"
+            out[name_key] = vals if name_key not in out else np.where(np.isnan(out[name_key]), vals, out[name_key])
+    return pd.concat([df.drop(columns=state), pd.DataFrame(out, index=df.index)], axis=1)
+
+
+def _ordered(df: pd.DataFrame, fixed: tuple[str, ...]) -> pd.DataFrame:
+    """``fixed`` columns (those present) in that order, then the others in name order."""
+    return df[[c for c in fixed if c in df.columns] + sorted(c for c in df.columns if c not in fixed)]
+
+
+def _nullable(df: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns as nullable Int64, so concatenating flows and links keeps them integers."""
+    return df.astype(dict.fromkeys(INT_COLUMNS & set(df.columns), "Int64"))
+
+
+def _split(ts: pd.DataFrame, kind: str, fixed: tuple[str, ...], spec: dict) -> pd.DataFrame:
+    """One table back from timeseries.parquet: its rows of ``kind``, its fixed columns and the state
+    columns with a value in them, integers back to int64 where none is missing. A file written before
+    the owner columns existed (bare state keys, float counters) gets them from the run spec and its
+    state columns renamed ``<owner>.<key>``, as a new run's."""
+    rows = ts[ts["kind"] == kind].drop(columns="kind").rename(columns={"id": kind}).reset_index(drop=True)
+    if rows.empty:
+        return pd.DataFrame()
+    keep = [c for c in rows.columns if c in fixed or (c not in TIMESERIES_COLUMNS and rows[c].notna().any())]
+    rows = rows[keep]
+    owner = "cc" if kind == "flow" else "queue"
+    if owner not in rows:
+        _add_owner(rows, kind, spec["flows" if kind == "flow" else "links"])
+        return _finish(rows, kind, owner, fixed)
+    for c in INT_COLUMNS & set(rows.columns):
+        rows[c] = rows[c].astype("Int64" if rows[c].isna().any() else "int64")
+    return _ordered(rows, fixed)
 
 
 def trace_table(cols: dict[str, np.ndarray]) -> pd.DataFrame:

@@ -48,7 +48,7 @@ def run(
         if bar:
             bar.close()
     raw = json.loads(raw_json)
-    flows = flow_table(frame(fcols, "flow"))
+    flows = flow_table(frame(fcols, "flow"), spec)
     links = link_table(frame(lcols, "link"), spec)
     summary = build_summary(raw)
     summary["meta"] = provenance.meta(datapath="sim", started=started, api_call=call)

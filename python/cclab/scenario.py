@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -24,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     ValidationError,
     field_validator,
@@ -65,15 +67,108 @@ MAX_SERIES_ROWS = _LIMITS["max_series_rows"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    """Every part of a scenario. Assigning to a field validates the value (``validate_assignment``) and
+    raises :class:`ScenarioError` naming the field by its place in the scenario (``flows[0].cc``), as
+    loading does; see :meth:`__setattr__`."""
+
+    # Attribute docstrings are the fields' descriptions in the JSON Schema (``cclab schema``).
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True, use_attribute_docstrings=True)
+
+    # The scenario this model is part of, weakly (set when the scenario is built, copied or unpickled):
+    # an assignment's error names the field by the model's place in it.
+    _root: Optional[weakref.ref[Scenario]] = PrivateAttr(default=None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Validates ``value`` for field ``name`` — alone (types, units, ranges) and then in the whole
+        scenario (algorithm and queue names and parameters, paths, RTTs, buffers, …) — and raises
+        :class:`ScenarioError` naming the field as in the scenario file, leaving the model unchanged.
+        Of the whole-scenario problems only those at or under the assigned field are raised: a change
+        that needs two assignments (``cc`` and then its ``params``) is not stopped half way; ``run``
+        checks everything again."""
+        if name.startswith("_"):
+            super().__setattr__(name, value)
+            return
+        root = self._root() if self._root is not None else None
+        where = _path_of(root, self) if root is not None else None
+        field = _join(where or "", name)
+        if name not in type(self).model_fields:
+            raise ScenarioError([(field, "unknown key")])
+        old = self.__dict__.get(name)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError as e:
+            raise ScenarioError([(_join(where or "", f), m) for f, m in flatten(e)]) from None
+        if root is None or where is None:
+            return  # not part of a scenario: nothing more to check against
+        _bind(self.__dict__[name], root)
+        try:
+            root.to_spec(datapath=root._datapath)
+        except ScenarioError as e:
+            mine = [(f, m) for f, m in e.errors if f == field or f.startswith((field + ".", field + "["))]
+            if mine:
+                self.__dict__[name] = old
+                raise ScenarioError(mine) from None
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # A weak reference cannot be pickled; an unpickled scenario binds its parts again.
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private:
+            state["__pydantic_private__"] = {**private, "_root": None}
+        return state
+
+
+def _join(where: str, field: str) -> str:
+    if not where:
+        return field
+    if not field:
+        return where
+    return where + field if field.startswith("[") else f"{where}.{field}"
+
+
+def _children(v: Any) -> list[tuple[str, Any]]:
+    """(path step, value) of what may hold a scenario part: a model's fields, a list's items."""
+    if isinstance(v, BaseModel):
+        return [(f".{k}", getattr(v, k, None)) for k in type(v).model_fields]
+    if isinstance(v, (list, tuple)):
+        return [(f"[{i}]", x) for i, x in enumerate(v)]
+    return []
+
+
+def _bind(v: Any, root: Scenario) -> None:
+    """Marks every model in ``v`` as part of ``root``."""
+    if isinstance(v, _Model):
+        v._root = weakref.ref(root)
+    for _, x in _children(v):
+        if isinstance(x, (BaseModel, list, tuple)):
+            _bind(x, root)
+
+
+def _path_of(root: Any, target: Any, here: str = "") -> Optional[str]:
+    """Where ``target`` is in ``root`` (``flows[0]``, ``topology.bottleneck``; "" for root itself), by
+    identity; None if it is not there (a detached copy, or a model moved out of the scenario)."""
+    if root is target:
+        return here
+    for step, x in _children(root):
+        if isinstance(x, (BaseModel, list, tuple)):
+            found = _path_of(x, target, here + step)
+            if found is not None:
+                return found.lstrip(".")
+    return None
 
 
 class Transport(_Model):
+    """Endpoint settings shared by all flows; a flow's ``transport`` table overrides any of them."""
+
     mss: Quantity = "1448B"
+    """Payload per full packet (a size); must be smaller than packet_size."""
     initial_cwnd: float = Field(10, gt=0)
+    """Initial congestion window, packets."""
     delayed_ack: int = Field(1, ge=1, le=_LIMITS["max_delayed_ack"])
+    """ACK every N data packets (1: every packet; 2: RFC 1122 delayed ACK)."""
     delayed_ack_timeout: Quantity = "200ms"
     min_rto: Quantity = "200ms"
+    """RFC 6298 minimum retransmission timeout (a time)."""
     sack: bool = True
     ecn: bool = False
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
@@ -84,13 +179,22 @@ class Transport(_Model):
 
 
 class Link(_Model):
+    """A link: its rate, propagation delay, buffer, queue discipline and random loss."""
+
     rate: Quantity
+    """Link rate: bit/s or a string with a unit ("100Mbps")."""
     delay: Quantity = 0
+    """One-way propagation delay (a time)."""
     buffer: Quantity = "BDP"
+    """Packets (500, "500p"), a size ("375KB"), or "BDP" / "2BDP" (rate × the largest RTT crossing it)."""
     queue: str = "droptail"
+    """Queue discipline: a name `cclab algorithms` lists under queues."""
     params: dict[str, ParamValue] = Field(default_factory=dict)
+    """The queue discipline's parameters (checked by it: unknown names are errors)."""
     loss: float = Field(0.0, ge=0.0, le=1.0)
+    """Bernoulli loss probability of data packets arriving at the link."""
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
+    """[[time, probability], ...], strictly increasing times: the loss probability from each time on."""
 
     _rate = field_validator("rate")(positive(parse_rate))
     _delay = field_validator("delay")(nonneg(parse_time))
@@ -113,11 +217,15 @@ class Link(_Model):
 
 
 class GraphLink(Link):
+    """A graph's cable between two nodes: two directional links with the same settings."""
+
     src: str
     dst: str
 
 
 class Dumbbell(_Model):
+    """One shared bottleneck (link 0) and its reverse direction (link 1, carrying the ACKs)."""
+
     kind: Literal["dumbbell"] = "dumbbell"
     bottleneck: Link
     # The reverse bottleneck (link 1) carries the ACKs and reverse traffic. By default it has the
@@ -128,11 +236,15 @@ class Dumbbell(_Model):
 
 
 class ParkingLot(_Model):
+    """A chain of links; a flow lists the indices of the links it crosses."""
+
     kind: Literal["parking_lot"]
     links: list[Link] = Field(min_length=1)
 
 
 class Graph(_Model):
+    """Nodes and cables; a flow names src and dst and takes the shortest path by propagation delay."""
+
     kind: Literal["graph"]
     nodes: list[str] = Field(min_length=2)
     links: list[GraphLink] = Field(min_length=1)
@@ -159,13 +271,22 @@ def _start_type(v: Any) -> Any:
 
 
 class Flow(_Model):
+    """A group of ``count`` identical flows (their ``group`` in the results is this table's index)."""
+
     cc: str
+    """Congestion-control algorithm: a name `cclab algorithms` lists."""
     count: int = Field(1, ge=1, le=_LIMITS["max_flow_count"])
+    """How many identical flows this table stands for."""
     rtt: Optional[Quantity] = None
+    """Round-trip propagation delay of the flow's path (a time; optional on graphs)."""
     start: Annotated[Any, BeforeValidator(_start_type)] = 0
+    """Start time, or [lo, hi] for a start drawn uniformly from the seed."""
     stop: Optional[Quantity] = None
+    """Stop time (default: the end of the run)."""
     size: Quantity = "inf"
+    """Bytes to send, or "inf" (bulk)."""
     params: dict[str, ParamValue] = Field(default_factory=dict)
+    """The algorithm's parameters (checked by it: unknown names are errors)."""
     links: Optional[list[int]] = None
     src: Optional[str] = None
     dst: Optional[str] = None
@@ -193,6 +314,8 @@ class Flow(_Model):
 
 
 class Traffic(_Model):
+    """Traffic without congestion control: constant rate, Poisson, or Pareto on/off."""
+
     kind: Literal["cbr", "onoff", "poisson"]
     rate: Quantity
     start: Quantity = 0
@@ -218,10 +341,15 @@ class Scenario(_Model):
 
     name: str = "scenario"
     duration: Quantity
+    """Length of the run (a time: seconds or "60s")."""
     seed: int = Field(1, ge=0, lt=_LIMITS["seed_limit"])
+    """Same scenario + seed → identical results."""
     sample_interval: Quantity = "100ms"
+    """Time-series resolution (a time)."""
     measure: Optional[tuple[Quantity, Quantity]] = None
+    """[start, end] of the window for the summary statistics (default: the whole run)."""
     packet_size: Quantity = "1500B"
+    """On-the-wire size of a full data packet."""
     transport: Transport = Field(default_factory=Transport)
     topology: Topology
     flows: list[Flow] = Field(min_length=1)
@@ -230,6 +358,22 @@ class Scenario(_Model):
 
     _dur = field_validator("duration", "sample_interval")(positive(parse_time))
     _ps = field_validator("packet_size")(positive(parse_size))
+    # The datapath this scenario was validated for (model_validate's ``datapath``); assignments are
+    # checked for it.
+    _datapath: str = PrivateAttr(default="sim")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _bind(self, self)
+
+    def __deepcopy__(self, memo: Optional[dict[int, Any]] = None) -> Scenario:
+        # The copy's parts are copies: they belong to the copy, not to this scenario.
+        c = super().__deepcopy__(memo)
+        _bind(c, c)
+        return c
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        _bind(self, self)
 
     @field_validator("measure")
     @classmethod
@@ -254,6 +398,7 @@ class Scenario(_Model):
         except ValidationError as e:
             raise ScenarioError(flatten(e)) from None
         sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms) happen here
+        sc._datapath = datapath
         return sc
 
     @classmethod
@@ -288,8 +433,15 @@ class Scenario(_Model):
         (``datapath="net"``) takes the same spec and also accepts kernel TCP flows."""
         if datapath not in DATAPATHS:
             raise ValueError(f"datapath must be one of {DATAPATHS}, got {datapath!r}")
+        # Resolved from a fresh validation of this scenario's values, so that a part changed in place
+        # (an item appended to ``flows``, a dict put where a model belongs) is checked like a loaded one
+        # and any problem is reported naming its field, never as a crash of the resolver.
+        try:
+            checked: Scenario = type(self).__pydantic_validator__.validate_python(self.model_dump(warnings=False))
+        except ValidationError as e:
+            raise ScenarioError(flatten(e)) from None
         errors: list[tuple[str, str]] = []
-        spec = _Resolver(self, errors, datapath).resolve()
+        spec = _Resolver(checked, errors, datapath).resolve()
         if errors:
             raise ScenarioError(errors)
         if seed is not None:
@@ -313,6 +465,22 @@ def as_scenario(s: ScenarioLike, datapath: str = "sim") -> Scenario:
     if isinstance(s, dict):
         return Scenario.from_dict(s, datapath=datapath)
     return Scenario.load(s, datapath=datapath)
+
+
+def json_schema() -> dict[str, Any]:
+    """The scenario file's JSON Schema (draft 2020-12), from the model (``cclab schema``): keys, types,
+    defaults, ranges, and the fields' descriptions. It checks a scenario's shape; units, algorithm and
+    queue names and parameters, paths and everything else that needs the whole scenario are checked by
+    :meth:`Scenario.model_validate` (``cclab validate``)."""
+    schema = Scenario.model_json_schema()
+    # A flow's ``transport`` table overrides [transport]'s keys: the same table (every key optional).
+    flow = schema["$defs"]["Flow"]["properties"]
+    flow["transport"] = {"anyOf": [{"$ref": "#/$defs/Transport"}, {"type": "null"}], "default": None,
+                         "title": "Transport", "description": "Overrides of [transport] for this flow group."}
+    schema["title"] = "cclab scenario"
+    schema["description"] = ("A cclab scenario file (TOML), docs/scenario.md. The schema checks keys and types; "
+                             "`cclab validate` also checks units, names, parameters and paths.")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 class _Resolver:
@@ -447,15 +615,21 @@ class _Resolver:
         data = base.model_dump()
         if override:
             data.update(override)
+
+        def at(key: str) -> str:
+            # A setting the flow overrides is the flow's field; any other comes from [transport].
+            top = key.split(".", 1)[0].split("[", 1)[0]
+            return f"{field}.{key}" if override and top in override else f"transport.{key}"
+
         try:
             t = Transport.model_validate(data)
         except ValidationError as e:
             for f, m in flatten(e):
-                self.err(f"{field}.{f}", m)
+                self.err(at(f), m)
             return None
         mss = int(round(parse_size(t.mss)))
         if mss >= packet_size:
-            self.err(f"{field}.mss", f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
+            self.err(at("mss"), f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
             return None
         out = {
             "mss": mss, "packet_size": packet_size, "initial_cwnd": float(t.initial_cwnd),
@@ -466,7 +640,7 @@ class _Resolver:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)
             if pkts < 1:
-                self.err(f"{field}.receive_window", f"must hold at least one mss ({mss} B), got {json.dumps(t.receive_window)}")
+                self.err(at("receive_window"), f"must hold at least one mss ({mss} B), got {json.dumps(t.receive_window)}")
                 return None
             out["max_window"] = pkts
         return out

@@ -195,7 +195,7 @@ def queue_figure(v: RunView) -> Figure:
     """Queue in packets (with buffer, RED thresholds and average) and in ms (queue bytes × 8 / link rate,
     with the buffer in ms and MaxNet's virtual-queue price); a third panel for a MaxNet router's load."""
     infos = link_infos(v)
-    maxnet = [i for i in infos if i.queue == "maxnet" and "y_rate_bps" in v.links]
+    maxnet = [i for i in infos if i.queue == "maxnet" and "maxnet.y_rate_bps" in v.links]
     nrows = 3 if maxnet else 2
     fig, axes = new_figure(height=2.0 + 1.9 * nrows, nrows=nrows, sharex=True)
     axp, axm = axes[0], axes[1]
@@ -225,16 +225,16 @@ def queue_figure(v: RunView) -> Figure:
         if info.red_th is not None:
             for th in info.red_th:
                 refs_p.append((th, "red_th", {"color": c, "ls": ":", "lw": 1.0}))
-            if "red_avg" in g and g["red_avg"].notna().any():
-                avg = g["red_avg"].to_numpy(dtype=float)
+            if "red.avg" in g and g["red.avg"].notna().any():
+                avg = g["red.avg"].to_numpy(dtype=float)
                 axp.plot(t, avg, color=c, ls="-.", lw=1.3, zorder=4,
                          path_effects=[withStroke(linewidth=2.6, foreground="white")])
                 top_p = max(top_p, float(np.nanmax(avg)))
-                style["red_avg"] = Line2D([], [], color=REF, ls="-.", lw=1.3, label="RED average queue (red_avg)")
-        if info.queue == "maxnet" and "price" in g and g["price"].notna().any():
+                style["red_avg"] = Line2D([], [], color=REF, ls="-.", lw=1.3, label="RED average queue (red.avg)")
+        if info.queue == "maxnet" and "maxnet.price" in g and g["maxnet.price"].notna().any():
             tt = _num_param(info.params, "T", MAXNET_T)
             p_min = _num_param(info.params, "p_min", -tt * math.log(info.rate_bps / MAXNET_X_MAX_BPS))
-            vq = (g["price"].to_numpy(dtype=float) - p_min) * 1e3
+            vq = (g["maxnet.price"].to_numpy(dtype=float) - p_min) * 1e3
             axm.plot(t, vq, color=c, ls="-.", lw=1.3, zorder=4)
             top_m = max(top_m, float(np.nanmax(vq)))
             style["price"] = Line2D([], [], color=REF, ls="-.", lw=1.3,
@@ -257,7 +257,7 @@ def queue_figure(v: RunView) -> Figure:
             if info not in maxnet:
                 continue
             g, c = by_link[info.id], f"C{k % 10}"
-            ax3.plot(g["t"], g["y_rate_bps"] * 1e-6, color=c, ls="-.", lw=0.8, alpha=0.8, zorder=3)
+            ax3.plot(g["t"], g["maxnet.y_rate_bps"] * 1e-6, color=c, ls="-.", lw=0.8, alpha=0.8, zorder=3)
             if "rate_bps" in g:
                 ax3.plot(g["t"], g["rate_bps"] * 1e-6, color=c, lw=0.9, zorder=3)
             mu = _num_param(info.params, "mu", 0.94)
