@@ -32,9 +32,10 @@ def _trace_delays(res, flow):
     time)."""
     tr = res.trace
     mine = tr[tr["flow"] == flow]
-    enq = mine[(mine["pkt"] == 0) & (mine["kind"] == 0) & (mine["link"] == 0)]["t"].to_numpy()
-    arr = mine[(mine["pkt"] == 0) & (mine["kind"] == 4)]["t"].to_numpy()
-    ack = mine[(mine["pkt"] == 1) & (mine["kind"] == 4)]["t"].to_numpy()
+    data, acks = mine["pkt"] == "data", mine["pkt"] == "ack"
+    enq = mine[data & (mine["kind"] == "enqueue") & (mine["link"] == 0)]["t"].to_numpy()
+    arr = mine[data & (mine["kind"] == "delivered")]["t"].to_numpy()
+    ack = mine[acks & (mine["kind"] == "delivered")]["t"].to_numpy()
     sent = enq - res.spec["flows"][flow]["extra_delay_fwd"]
     owd = arr - sent[:len(arr)]
     rtt = ack - sent[:len(ack)]
