@@ -1,10 +1,11 @@
 """cclab._native: the compiled core (crates/cclab-py). Private: use the ``cclab`` package."""
-from typing import Callable
+from typing import Callable, final
 
 import numpy as np
 
 __all__ = [
     "SpecError",
+    "Stepper",
     "__version__",
     "limits",
     "queue_names",
@@ -55,6 +56,7 @@ def limits() -> dict[str, int]:
     """The run spec's limits by name (crates/cclab-spec/src/limits.rs): max_series_rows,
     max_flow_count, max_delayed_ack, seed_limit."""
 
+@final
 class Stepper:
     """A simulation run in steps with flow ``agent_flow``'s algorithm replaced by the ``external``
     sender (crates/cclab-py/src/gym.rs); ``link`` is the directional link whose counters each step
@@ -62,7 +64,7 @@ class Stepper:
 
     FIELDS: list[str]
     """The names of :meth:`advance`'s values, in order."""
-    def __init__(self, spec_json: str, agent_flow: int, link: int) -> None: ...
+    def __new__(cls, spec_json: str, agent_flow: int, link: int) -> Stepper: ...
     @property
     def now(self) -> float: ...
     @property
