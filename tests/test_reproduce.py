@@ -3,8 +3,10 @@ command line lists, runs and refuses as documented. Full-size runs except L4 (10
 3 variants: ~1.5 min, run by hand; docs/reproduce.md has its table)."""
 import json
 import math
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,3 +96,26 @@ def test_cli_lists_runs_and_refuses(tmp_path):
     r = cli("reproduce", "m2", "x9")
     assert r.returncode == 2 and r.stderr.startswith("error: experiments: unknown x9"), r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_an_interrupted_reproduce_resumes_without_redoing_finished_runs(tmp_path, monkeypatch):
+    # A run is written into <run>.partial and renamed when complete; a second reproduce into the same
+    # folder loads every finished run (same spec, same cclab version) instead of simulating it, and
+    # redoes what a kill left half-written (docs/reproduce.md, "Interrupted runs").
+    import cclab.reproduce as rpm
+
+    first = rp.reproduce("M2", out=tmp_path, quick=True)
+    runs = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert runs and not any(n.endswith(".partial") for n in runs)
+    # A kill mid-run: one run's folder lost, a half-written .partial beside it.
+    victim = tmp_path / runs[0]
+    shutil.rmtree(victim)
+    (tmp_path / (runs[0] + ".partial")).mkdir()
+    simulated = []
+    real_run = rpm._run
+    monkeypatch.setattr(rpm, "_run", lambda d, where, **kw: simulated.append(where) or real_run(d, where, **kw))
+    second = rp.reproduce("M2", out=tmp_path, quick=True)
+    assert [Path(w).name for w in simulated] == [runs[0] + ".partial"]  # only the lost run, once
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == runs
+    assert [c.measured for c in second.claims] == [c.measured for c in first.claims]
+    assert json.loads((tmp_path / "reproduce.json").read_text())["id"] == "M2"

@@ -13,14 +13,17 @@ first look); the printed report says so, because the claims are about the full-s
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from ..results import Result
+from .. import provenance
 from ..runner import run as _run
-from ..scenario import tomllib  # tomli before Python 3.11
+from ..scenario import as_scenario, tomllib  # tomli before Python 3.11
 
 # Each variant's runs (one per seed), by variant name: what an experiment's claims are computed from.
 Runs = dict[str, list[Result]]
@@ -119,12 +122,41 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
             where = None
             if out is not None:
                 where = Path(out) / (name if len(e.seeds) == 1 else f"{name}-seed{seed}")
-            results[name].append(_run(d, where, progress=False, plots=where is not None))
+            results[name].append(_run_once(d, where))
     rep = Report(e, quick, e.claims(results), {k: [r.summary for r in v] for k, v in results.items()})
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "reproduce.json").write_text(json.dumps(rep.to_json(), indent=1, default=float))
+        tmp = Path(out) / "reproduce.json.partial"
+        tmp.write_text(json.dumps(rep.to_json(), indent=1, default=float))
+        os.replace(tmp, Path(out) / "reproduce.json")
     return rep
+
+
+def _run_once(d: dict, where: Optional[Path]) -> Result:
+    """One run of an experiment. With a folder, the run is done at most once whatever interrupts it:
+    it is written into ``<where>.partial`` and renamed into place when complete (an atomic rename), so
+    ``where`` exists only for a finished run; a rerun of the same experiment into the same folder loads
+    a finished run whose resolved spec and cclab version are this one's instead of simulating it again,
+    and replaces a stale one (another spec or version) or a leftover ``.partial`` (docs/reproduce.md,
+    "Interrupted runs")."""
+    if where is None:
+        return _run(d, None, progress=False, plots=False)
+    spec = as_scenario(d).to_spec()
+    done = where / "summary.json"
+    if done.exists():
+        try:
+            same_spec = json.loads((where / "spec.json").read_text()) == json.loads(json.dumps(spec))
+            meta = json.loads(done.read_text()).get("meta") or {}
+            if same_spec and meta.get("version") == provenance.version():
+                return Result.load(where)
+        except (OSError, ValueError):
+            pass  # unreadable: redo it
+    partial = where.with_name(where.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    res = _run(d, partial, progress=False, plots=True)
+    shutil.rmtree(where, ignore_errors=True)
+    os.replace(partial, where)
+    return res
 
 
 QUICK_FACTOR = 0.1
