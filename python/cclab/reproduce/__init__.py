@@ -20,8 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from ..results import Result
 from .. import provenance
+from ..results import Result
 from ..runner import run as _run
 from ..scenario import as_scenario, tomllib  # tomli before Python 3.11
 
