@@ -13,13 +13,89 @@ from __future__ import annotations
 import heapq
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field as dataclass_field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, NamedTuple, Optional, Union
+from typing import Any, Callable, ClassVar, Literal, NamedTuple, Optional, Protocol, Union
 
 from .units import parse_time
 
-if TYPE_CHECKING:
-    from .scenario import Dumbbell, Flow, Graph, Link, ParkingLot, Topology, Traffic
+# What the resolvers read of the scenario model (cclab.scenario's Link, Dumbbell, ParkingLot, Graph,
+# Flow, Traffic), as structural types: the model imports this module to resolve itself, so this module
+# names the attributes it needs, read-only, instead of importing the model back (no import circle).
+
+
+class Link(Protocol):
+    @property
+    def rate(self) -> Any: ...
+    @property
+    def delay(self) -> Any: ...
+    @property
+    def buffer(self) -> Any: ...
+    @property
+    def queue(self) -> str: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+    @property
+    def loss(self) -> float: ...
+    @property
+    def loss_schedule(self) -> Any: ...
+
+
+class GraphLink(Link, Protocol):
+    @property
+    def src(self) -> str: ...
+    @property
+    def dst(self) -> str: ...
+
+
+class Dumbbell(Protocol):
+    @property
+    def kind(self) -> Literal["dumbbell"]: ...
+    @property
+    def bottleneck(self) -> Link: ...
+    @property
+    def reverse(self) -> Optional[Link]: ...
+
+
+class ParkingLot(Protocol):
+    @property
+    def kind(self) -> Literal["parking_lot"]: ...
+    @property
+    def links(self) -> Sequence[Link]: ...
+
+
+class Graph(Protocol):
+    @property
+    def kind(self) -> Literal["graph"]: ...
+    @property
+    def nodes(self) -> Sequence[str]: ...
+    @property
+    def links(self) -> Sequence[GraphLink]: ...
+
+
+Topology = Union[Dumbbell, ParkingLot, Graph]
+
+
+class Flow(Protocol):
+    @property
+    def rtt(self) -> Any: ...
+    @property
+    def links(self) -> Optional[list[int]]: ...
+    @property
+    def src(self) -> Optional[str]: ...
+    @property
+    def dst(self) -> Optional[str]: ...
+
+
+class Traffic(Protocol):
+    @property
+    def links(self) -> Optional[list[int]]: ...
+    @property
+    def src(self) -> Optional[str]: ...
+    @property
+    def dst(self) -> Optional[str]: ...
+    @property
+    def reverse(self) -> bool: ...
 
 # The topology kinds, as a scenario's ``topology.kind`` names them.
 KINDS = ("dumbbell", "parking_lot", "graph")
