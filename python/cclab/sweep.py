@@ -1,5 +1,9 @@
 """Sweeps: one scenario run over a grid of settings and seeds, in parallel, resumable.
 
+(Over 700 lines because it holds three parts that change together today: the grid, the run protocol
+that survives any kill — per-run locks, atomic renames, workers that die with their parent — and the
+tables. The run protocol is the part to move into a module of its own when `cclab reproduce` adopts it.)
+
 A sweep file (TOML)::
 
     scenario = "scenarios/binomial_b1.toml"   # relative to the sweep file; or an inline [base] table
