@@ -143,7 +143,7 @@ impl Simulation {
             Event::Traffic(s) => self.cross_send(s as usize),
             Event::Sample => {
                 self.sample();
-                let next = self.now + self.sample_every;
+                let next = self.now.saturating_add(self.sample_every);
                 if next <= self.end {
                     self.ev.push(next, Event::Sample);
                 }
@@ -210,9 +210,9 @@ impl Simulation {
                 let now = self.now;
                 let (delay, pipe) = &mut self.lines[d as usize];
                 let was_empty = pipe.q.is_empty();
-                pipe.q.push_back((now + *delay, i));
+                pipe.q.push_back((now.saturating_add(*delay), i));
                 if was_empty {
-                    let t = now + *delay;
+                    let t = now.saturating_add(*delay);
                     self.ev.push(t, Event::LineArrive(d));
                 }
             }

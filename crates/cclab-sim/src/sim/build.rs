@@ -149,6 +149,11 @@ fn build_flow(
 }
 
 impl Simulation {
+    /// The algorithms' warnings found while building (before running).
+    pub fn warnings(&self) -> Vec<String> {
+        self.result.warnings.clone()
+    }
+
     /// Validates `spec` ([`RunSpec::validate`]) and builds the simulation; an algorithm or queue
     /// discipline that rejects its parameters is an error naming the field too.
     pub fn new(spec: &RunSpec) -> Result<Simulation, SpecError> {
