@@ -19,7 +19,19 @@ def run(
     """Simulates a run spec (JSON). Returns (result JSON without the series, flow series columns, link
     series columns). The GIL is released while the simulator runs; ``progress(sim_time_s)`` is called at
     most every ~0.25 s of wall time. Raises the progress callback's exception, KeyboardInterrupt on
-    Ctrl-C, SpecError for a spec the simulator rejects."""
+    Ctrl-C, SpecError for a spec the simulator rejects, RuntimeError("internal error: …") if the core
+    panicked (a bug: never a PanicException)."""
+
+def validate_spec(spec_json: str, build: bool = True) -> list[str]:
+    """Checks a run spec exactly as ``run`` does before simulating (RunSpec::validate — values, paths,
+    bounds, the budget — then building every algorithm and queue, without running; ``build=False``: the
+    spec's own checks only). Returns the algorithms' warnings; raises SpecError."""
+
+def estimate(spec_json: str) -> dict[str, float]:
+    """What running the spec is estimated to need (crates/cclab-spec/src/limits.rs): ``memory`` (bytes)
+    and its terms ``memory_state``, ``memory_series``, ``memory_packets``, ``memory_trace``; ``events``,
+    ``packets`` (transmissions summed over links), ``in_flight``, ``series_rows``, ``trace_records``; and the
+    budget the spec runs under, ``max_memory`` (bytes) and ``max_events``."""
 
 def validate_sender(
     name: str, params_json: str, mss: int = 1448, packet_size: int = 1500, initial_cwnd: float = 10.0
@@ -40,5 +52,7 @@ def validate_queue(
 def sender_names() -> list[str]: ...
 def queue_names() -> list[str]: ...
 def limits() -> dict[str, int]:
-    """The run spec's limits by name (crates/cclab-spec/src/limits.rs): max_series_rows,
-    max_flow_count, max_delayed_ack, seed_limit."""
+    """The run spec's limits by name (crates/cclab-spec/src/limits.rs): max_series_rows, max_flow_count,
+    max_delayed_ack, seed_limit, max_time_ns, min_rate_bps, max_rate_bps, min_packet_size, max_packet_size,
+    max_initial_cwnd, max_window_pkts, max_rto_ns, max_buffer_pkts, max_buffer_bytes, max_shape, max_flows,
+    max_flow_size, default_max_memory, default_max_events."""

@@ -280,11 +280,19 @@ fn limits() -> std::collections::BTreeMap<&'static str, u64> {
     cclab_spec::limits::ALL.iter().copied().collect()
 }
 
+/// Panics with `message` inside [`guard`]: for the tests of the "no panic reaches Python" contract
+/// (private: not part of the API).
+#[pyfunction]
+fn _panic(message: &str) -> PyResult<()> {
+    guard(|| panic!("{message}"))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_panics();
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add_function(wrap_pyfunction!(validate_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate_sender, m)?)?;

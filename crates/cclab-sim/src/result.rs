@@ -250,4 +250,9 @@ pub struct RunResult {
     pub trace: Vec<TraceRecord>,
     /// True if the run was aborted by the progress callback.
     pub aborted: bool,
+    /// Set if the run stopped because it went over its budget (events or packets in memory; the spec's
+    /// `limits`): what was exceeded, as an error naming `limits.max_events` / `limits.max_memory`.
+    /// [`crate::run`] turns it into its error.
+    #[serde(skip)]
+    pub over_budget: Option<crate::SpecError>,
 }

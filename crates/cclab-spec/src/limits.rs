@@ -73,7 +73,8 @@ pub const MAX_SHAPE: u64 = 100;
 pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
 
 /// Default event budget (2·10^9): about five minutes of simulation loop at the engine's 6–9 M
-/// events/s (docs/performance.md); 7× the largest shipped experiment (L4, ~300 M estimated).
+/// events/s (docs/performance.md); 8× the largest shipped experiment (L4: 206 M events measured,
+/// 259 M estimated).
 pub const DEFAULT_MAX_EVENTS: u64 = 2_000_000_000;
 
 /// Every limit by the name Python uses.
@@ -140,7 +141,7 @@ impl Default for Budget {
 // Madison (one f64 per column, copied about four times between Rust, NumPy, pandas and Parquet), ~126 B
 // per packet in flight (slab entry, scoreboard, receiver), ~0.9 KB per trace record (it crosses into
 // Python as JSON); 2 events per packet per link, 3 with propagation delay, 4 per bottleneck data packet
-// in a dumbbell (docs/performance.md). Each term is taken on the generous side: the estimate is a bound
+// in a dumbbell (docs/performance.md), counted as 2.5 and 3.5 for retransmissions and timers. Each term is taken on the generous side: the estimate is a bound
 // to refuse runs by, not a prediction.
 
 /// Bytes per flow (endpoints, algorithm, snapshots).
@@ -290,7 +291,7 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
         let capacity = link.rate_bps.max(0.0) / 8.0 / size;
         let sent = offered[l].min(capacity) * duration;
         packets += sent;
-        hop_events += sent * if link.delay > 0.0 { 3.0 } else { 2.0 };
+        hop_events += sent * if link.delay > 0.0 { 3.5 } else { 2.5 };
         let buffer = match (link.buffer_pkts, link.buffer_bytes) {
             (Some(p), Some(b)) => (p as f64).min(b as f64 / size),
             (Some(p), None) => p as f64,

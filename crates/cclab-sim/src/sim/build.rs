@@ -220,6 +220,8 @@ impl Simulation {
             fseries: SeriesBuilder::with_columns(FLOW_COLUMNS),
             lseries: SeriesBuilder::with_columns(LINK_COLUMNS),
             state_buf: Vec::with_capacity(16),
+            budget: spec.limits.unwrap_or_default(),
+            over_budget: None,
         };
         for i in 0..sim.flows.len() {
             let f = &sim.flows[i];
