@@ -47,5 +47,12 @@ def test_limits_come_from_rust():
     from cclab import scenario
 
     lim = _native.limits()
-    assert lim == {"max_series_rows": 10_000_000, "max_flow_count": 100_000, "max_delayed_ack": 64, "seed_limit": 2**63}
+    assert {k: lim[k] for k in ("max_series_rows", "max_flow_count", "max_delayed_ack", "seed_limit")} == {
+        "max_series_rows": 10_000_000, "max_flow_count": 100_000, "max_delayed_ack": 64, "seed_limit": 2**63}
     assert scenario.MAX_SERIES_ROWS == lim["max_series_rows"]
+    # the hard bounds and the default budget (docs/scenario.md "Limits")
+    assert scenario.MAX_TIME == lim["max_time_ns"] / 1e9 == 1e6
+    assert (scenario.MIN_RATE, scenario.MAX_RATE) == (1e3, 1e13)
+    assert (scenario.MIN_PACKET, scenario.MAX_PACKET) == (64, 65535)
+    assert scenario.MAX_RTO == 60.0
+    assert (scenario.DEFAULT_MAX_MEMORY, scenario.DEFAULT_MAX_EVENTS) == (4 * 2**30, 2 * 10**9)

@@ -7,12 +7,15 @@ __all__ = [
     "SpecError",
     "Stepper",
     "__version__",
+    "_panic",
+    "estimate",
     "limits",
     "queue_names",
     "run",
     "sender_names",
     "validate_queue",
     "validate_sender",
+    "validate_spec",
 ]
 
 __version__: str
@@ -32,7 +35,22 @@ def run(
     columns, link series columns, packet trace columns — t f64, kind u8, link i32, flow i32, seq u64,
     pkt u8 — or None when the spec's ``trace_packets`` is false). The GIL is released while the simulator runs; ``progress(sim_time_s)`` is called at
     most every ~0.25 s of wall time. Raises the progress callback's exception, KeyboardInterrupt on
-    Ctrl-C, SpecError for a spec the simulator rejects."""
+    Ctrl-C, SpecError for a spec the simulator rejects, RuntimeError("internal error: …") if the core
+    panicked (a bug: never a PanicException)."""
+
+def validate_spec(spec_json: str, build: bool = True) -> list[str]:
+    """Checks a run spec exactly as ``run`` does before simulating (RunSpec::validate — values, paths,
+    bounds, the budget — then building every algorithm and queue, without running; ``build=False``: the
+    spec's own checks only). Returns the algorithms' warnings; raises SpecError."""
+
+def _panic(message: str) -> None:
+    """Panics inside the core (tests: a panic reaches Python as RuntimeError, never as a crash)."""
+
+def estimate(spec_json: str) -> dict[str, float]:
+    """What running the spec is estimated to need (crates/cclab-spec/src/limits.rs): ``memory`` (bytes)
+    and its terms ``memory_state``, ``memory_series``, ``memory_packets``, ``memory_trace``; ``events``,
+    ``packets`` (transmissions summed over links), ``in_flight``, ``series_rows``, ``trace_records``; and the
+    budget the spec runs under, ``max_memory`` (bytes) and ``max_events``."""
 
 def validate_sender(
     name: str, params_json: str, mss: int = 1448, packet_size: int = 1500, initial_cwnd: float = 10.0
@@ -53,8 +71,10 @@ def validate_queue(
 def sender_names() -> list[str]: ...
 def queue_names() -> list[str]: ...
 def limits() -> dict[str, int]:
-    """The run spec's limits by name (crates/cclab-spec/src/limits.rs): max_series_rows,
-    max_flow_count, max_delayed_ack, seed_limit."""
+    """The run spec's limits by name (crates/cclab-spec/src/limits.rs): max_series_rows, max_flow_count,
+    max_delayed_ack, seed_limit, max_time_ns, min_rate_bps, max_rate_bps, min_packet_size, max_packet_size,
+    max_initial_cwnd, max_window_pkts, max_rto_ns, max_buffer_pkts, max_buffer_bytes, max_shape, max_flows,
+    max_flow_size, default_max_memory, default_max_events."""
 
 @final
 class Stepper:

@@ -4,9 +4,12 @@
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
 
+import functools
+import os
+import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 import click
 
@@ -16,6 +19,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .reproduce import Report
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fail(e: Exception) -> None:
@@ -30,6 +35,51 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
     click.echo(version_line())
     ctx.exit()
+
+
+def _contract(f: F) -> F:
+    """The error contract of every command (docs/scenario.md "Rejections"): bad input (a ScenarioError,
+    whichever part of cclab raised it) prints one ``error:`` line per problem and exits with code 2;
+    results that cannot be written exit with code 1; anything else is a bug in cclab, reported in one
+    line (exit 1) instead of a traceback — ``CCLAB_DEBUG=1`` shows the traceback."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except ScenarioError as e:
+            _fail(e)
+        except OSError as e:
+            if os.environ.get("CCLAB_DEBUG"):
+                raise
+            where = f" {e.filename!r}" if getattr(e, "filename", None) else ""
+            click.echo(f"error: cannot write{where}: {e.strerror or e}", err=True)
+            sys.exit(1)
+        except MemoryError:
+            click.echo("error: out of memory (docs/scenario.md \"Limits\")", err=True)
+            sys.exit(1)
+        except (KeyboardInterrupt, SystemExit, click.exceptions.Exit, click.ClickException):
+            raise
+        except Exception as e:
+            if os.environ.get("CCLAB_DEBUG"):
+                raise
+            text = str(e)
+            if not text.startswith("internal error"):
+                text = f"internal error: {type(e).__name__}: {text} (a bug in cclab, please report it; " \
+                       "CCLAB_DEBUG=1 shows the traceback)"
+            click.echo(f"error: {text}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _default_out(name: str, suffix: str = "") -> Path:
+    """``results/<name><suffix>``: a scenario's name is a plain name (checked when it was validated),
+    so the folder is always inside results/ — checked once more here, as the folder is created from it."""
+    out = Path("results") / f"{name}{suffix}"
+    if out.resolve().parent != Path("results").resolve():
+        raise ScenarioError([("name", f"{name!r} is not a plain name: it would write outside results/")])
+    return out
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,20 +97,20 @@ def cli() -> None:
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
+@_contract
 def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, quiet: bool,
             verbose: bool) -> None:
     """Simulate SCENARIO (TOML) and write summary.json, timeseries.parquet and plots."""
-    try:
-        from .runner import run
+    from .results import prepare_out
+    from .runner import run
 
-        sc = Scenario.load(scenario)
-        if seed is not None and seed < 0:
-            raise ScenarioError([("--seed", f"must be >= 0, got {seed}")])
-        out = out or Path("results") / sc.name
+    sc = Scenario.load(scenario)
+    if seed is not None and not 0 <= seed < 2**63:
+        raise ScenarioError([("--seed", f"must be an integer in [0, 2^63), got {seed}")])
+    out = out or _default_out(sc.name)
+    prepare_out(out, "--out")
+    try:
         res = run(sc, out, seed=seed, progress=not quiet, trace_packets=trace_packets or None, plots=not no_plots)
-    except ScenarioError as e:
-        _fail(e)
-        return
     except KeyboardInterrupt:
         # The simulator stops within ~0.25 s of Ctrl-C; nothing was written for this run.
         click.echo("interrupted: nothing written", err=True)
@@ -115,14 +165,15 @@ def _print_table(s: dict, verbose: bool = False) -> None:
 
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@_contract
 def validate(scenario: Path) -> None:
-    """Check SCENARIO without running it."""
-    try:
-        sc = Scenario.load(scenario)
-    except ScenarioError as e:
-        _fail(e)
-        return
-    click.echo(f"{scenario}: ok ({len(sc.flows)} flow groups, {sc.topology.kind})")
+    """Check SCENARIO without running it: exactly the checks `cclab run` makes before simulating (the
+    scenario, the run spec, every algorithm and queue built, the budget). Prints the estimate."""
+    sc = Scenario.load(scenario)
+    est = sc.estimate()
+    click.echo(f"{scenario}: ok ({len(sc.flows)} flow groups, {sc.topology.kind}; estimated "
+               f"{est['memory'] / 2**20:,.0f} MiB of {est['max_memory'] / 2**20:,.0f} MiB, "
+               f"{est['events']:.2g} of {est['max_events']:.2g} events)")
 
 
 @cli.command()
@@ -149,6 +200,7 @@ def algorithms() -> None:
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
               help="results folder [results/reproduce]; one subfolder per experiment")
 @click.option("--quick", is_flag=True, help="every run at a tenth of its duration (a first look; the claims are about full size)")
+@_contract
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
@@ -205,6 +257,7 @@ def _print_report(rep: Report) -> None:
 @click.option("--force", is_flag=True, help="run into --out even if it holds a different sweep")
 @click.option("--plot", "plot", is_flag=True,
               help="then draw the sweep: goodput vs the first grid key (mean, 95 %% CI) and throughput vs delay")
+@_contract
 def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], scheduler: Optional[str], plots: bool,
           force: bool, plot: bool) -> None:
     """Run SWEEP_FILE (a scenario over a grid of settings and seeds); resumes where it stopped.
@@ -217,7 +270,7 @@ def sweep(sweep_file: Path, out: Optional[Path], workers: Optional[int], schedul
 
     from . import sweep as sw
 
-    out = out or Path("results") / sweep_file.stem
+    out = out or _default_out(sweep_file.stem or "sweep")
     failed = None
     with Progress(transient=True) as bar:
         task = bar.add_task("sweep", total=None)
@@ -320,18 +373,21 @@ def net_group() -> None:
 @click.option("--loopback", is_flag=True,
               help="no root: our transport on 127.0.0.1 through the emulator as a UDP relay (no kernel TCP)")
 @click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
+@_contract
 def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool,
                 loopback: bool, verbose: bool) -> None:
     """Run SCENARIO (TOML) on the real datapath, in real time, and write the same summary.json,
     timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP),
     except with --loopback (no namespaces, no root needed; docs/real-datapath.md, Loopback mode)."""
     from . import net
+    from .results import prepare_out
 
     try:
         sc = Scenario.load(scenario, datapath="net")
-        if seed is not None and seed < 0:
-            raise ScenarioError([("--seed", f"must be >= 0, got {seed}")])
-        out = out or Path("results") / f"{sc.name}-net"
+        if seed is not None and not 0 <= seed < 2**63:
+            raise ScenarioError([("--seed", f"must be an integer in [0, 2^63), got {seed}")])
+        out = out or _default_out(sc.name, "-net")
+        prepare_out(out, "--out")
         res = net.run(sc, out, seed=seed, progress=not quiet, plots=not no_plots, loopback=loopback)
     except ScenarioError as e:
         _fail(e)
@@ -340,12 +396,14 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         click.echo(f"error: real datapath unavailable: {e}", err=True)
         sys.exit(2)
     except net.NetInterrupted as e:
+        # Ctrl-C: 130; SIGTERM / SIGHUP: 128 + the signal, as a shell reports a process killed by it.
+        how = "interrupted" if e.signum == signal.SIGINT else f"stopped by {signal.Signals(e.signum).name}"
         if e.result is not None:
             _print_net_table(e.result.summary, verbose)
-            click.echo(f"interrupted: partial result (net.interrupted = true) written to {out}", err=True)
+            click.echo(f"{how}: partial result (net.interrupted = true) written to {out}", err=True)
         else:
-            click.echo("interrupted: nothing written", err=True)
-        sys.exit(130)
+            click.echo(f"{how}: the real run ended before it had a result; nothing written", err=True)
+        sys.exit(128 + e.signum)
     except RuntimeError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)

@@ -3,12 +3,12 @@
 "Rejections")."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from .topology import KINDS
+from .units import show_value
 
 
 class ScenarioError(ValueError):
@@ -27,8 +27,8 @@ class ScenarioError(ValueError):
 
 
 def show(v: Any) -> str:
-    """A value in a message as the user wrote it (JSON: strings quoted)."""
-    return json.dumps(v, default=str)
+    """A value in a message as the user wrote it (JSON: strings quoted), cut when long."""
+    return show_value(v)
 
 
 def flatten(e: ValidationError) -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ Python's interpreter (``make build`` copies it into the venv), then ``<repo>/tar
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -33,7 +35,7 @@ import pandas as pd
 from . import provenance
 from .errors import ScenarioError, show
 from .progress import Progress
-from .results import WINDOW_STATS, Result, build_summary, flow_table, frame, link_table
+from .results import WINDOW_STATS, Result, build_summary, flow_table, frame, link_table, prepare_out
 from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
 from .units import parse_rate
 
@@ -54,12 +56,98 @@ class NetUnavailable(RuntimeError):
 
 
 class NetInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a real run: the child was told to stop and its partial result (``net.interrupted``
-    is true) is in :attr:`result` (and was written to ``out`` if one was given)."""
+    """Ctrl-C (or SIGTERM, :attr:`signum`) during a real run: the child was told to stop and its partial
+    result (``net.interrupted`` is true) is in :attr:`result` (and was written to ``out`` if one was
+    given); None if it had none to give."""
 
-    def __init__(self, result: Optional[Result]):
+    def __init__(self, result: Optional[Result], signum: int = signal.SIGINT) -> None:
         super().__init__("real run interrupted")
         self.result = result
+        self.signum = signum
+
+
+# Each run works in a folder of its own under the system's temporary folder, named with this prefix and
+# holding LOCK, which the run (and cclab-net, which inherits it) keeps locked (flock) while alive. A
+# folder whose lock is free was left by a run that was killed (SIGKILL): the next run removes it.
+TMP_PREFIX = "cclab-net-"
+_LOCK = "LOCK"
+
+
+class _Stop(Exception):
+    """Raised by the SIGTERM handler inside the wait for cclab-net: stop it as Ctrl-C does."""
+
+
+class _Signals:
+    """SIGTERM (and SIGHUP) while a real run is under way: the run stops as on Ctrl-C — the child writes
+    its partial result, which is written to ``out`` — and the temporary folder is removed. The handler
+    raises only while the caller waits for the child (``armed``); a signal at any other moment is
+    remembered and acted on at the next safe point. Installed only in the main thread (Python's rule)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.got: Optional[int] = None
+        self.armed = False
+        self.saved: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        first = self.got is None
+        self.got = signum
+        if self.armed and first:
+            raise _Stop()
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self.saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+
+
+def clean_stale_tmp(root: Optional[Union[str, Path]] = None) -> list[Path]:
+    """Removes the temporary folders of real runs that were killed (their lock is free); returns them."""
+    root = Path(root if root is not None else tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        candidates = [p for p in root.iterdir() if p.name.startswith(TMP_PREFIX) and p.is_dir()]
+    except OSError:
+        return removed
+    for d in candidates:
+        try:
+            fd = os.open(d / _LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            # A folder being created this instant has no lock yet: only old ones are stale.
+            try:
+                if time.time() - d.stat().st_mtime < 60:
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+        except OSError:
+            pass  # a live run holds it
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _make_tmp() -> tuple[Path, int]:
+    """A new temporary folder for one run, with its lock taken: (folder, the lock's file descriptor)."""
+    clean_stale_tmp()
+    d = Path(tempfile.mkdtemp(prefix=TMP_PREFIX))
+    fd = os.open(d / _LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return d, fd
 
 
 def _repo_root() -> Path:
@@ -164,56 +252,83 @@ def run(
     sc = as_scenario(scenario, datapath="net")
     spec = validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
     binary = _need_binary()
-    with tempfile.TemporaryDirectory(prefix="cclab-net-") as tmp:
-        res_path = Path(tmp) / "result.json"
-        err_path = Path(tmp) / "stderr.txt"
-        with open(err_path, "w+") as err:
-            # A session of its own: a terminal Ctrl-C reaches only us, and we forward it exactly once,
-            # so the child's partial result is always collected before we exit.
-            argv = [binary, "run", "--spec", "-", "--out", str(res_path)] + (["--loopback"] if loopback else [])
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
-                                    preexec_fn=_die_with_parent)
-            interrupted = False
-            bar = Progress(spec["duration"], "real run") if progress else None
-            try:
-                assert proc.stdin is not None
-                proc.stdin.write(json.dumps(spec).encode())
-                proc.stdin.close()
-                t0 = time.monotonic()
-                while proc.poll() is None:
-                    time.sleep(0.1)
-                    if bar:
-                        bar.update(min(time.monotonic() - t0, spec["duration"]))
-            except KeyboardInterrupt:
-                interrupted = True
-                _stop_child(proc)
-            except BaseException:
-                _stop_child(proc)
-                raise
-            finally:
-                if bar:
-                    bar.close()
-            rc = proc.wait()
-            err.seek(0)
-            stderr = err.read()
+    if out is not None:
+        out = prepare_out(out)
+    with _Signals() as sigs:
+        tmp, lock = _make_tmp()
+        try:
+            rc, stderr, raw, interrupted = _run_child(binary, spec, tmp, lock, loopback, progress, sigs)
+        finally:
+            os.close(lock)
+            shutil.rmtree(tmp, ignore_errors=True)
+        signum = sigs.got or signal.SIGINT
         if rc == _EXIT_SPEC:
-            msg = _last_error(stderr)
-            raise ScenarioError([("run spec", msg)])
+            raise ScenarioError([("run spec", _last_error(stderr))])
         if rc == _EXIT_UNAVAILABLE:
             raise NetUnavailable(_last_error(stderr).removeprefix("real datapath unavailable: "))
-        if rc != 0 or not res_path.exists():
+        if rc != 0 or raw is None:
             if interrupted:
-                raise NetInterrupted(None)
+                raise NetInterrupted(None, signum)
             raise RuntimeError(f"cclab-net exited with code {rc}: {_last_error(stderr)}")
-        raw = json.loads(res_path.read_text())
-    res = from_raw(raw, spec)
-    res.summary["meta"] = provenance.meta(datapath="net", started=started, api_call=call)
-    if out is not None:
-        res.to_dir(out, plots=plots)
-    if interrupted:
-        raise NetInterrupted(res)
+        res = from_raw(raw, spec)
+        res.summary["meta"] = provenance.meta(datapath="net", started=started, api_call=call)
+        if out is not None:
+            res.to_dir(out, plots=plots and sigs.got is None)
+        if interrupted or sigs.got is not None:
+            raise NetInterrupted(res, signum)
     return res
+
+
+def _run_child(binary: str, spec: dict, tmp: Path, lock: int, loopback: bool, progress: bool,
+               sigs: _Signals) -> tuple[int, str, Optional[dict], bool]:
+    """Runs cclab-net on ``spec`` in ``tmp``: (exit code, its stderr, its result or None, whether it was
+    stopped early by Ctrl-C or a signal to us)."""
+    res_path = tmp / "result.json"
+    err_path = tmp / "stderr.txt"
+    interrupted = False
+    with open(err_path, "w+") as err:
+        # A session of its own: a terminal Ctrl-C reaches only us, and we forward it exactly once,
+        # so the child's partial result is always collected before we exit. It inherits the lock, so
+        # the folder is not taken for stale while it lives, even after we were killed.
+        argv = [binary, "run", "--spec", "-", "--out", str(res_path)] + (["--loopback"] if loopback else [])
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                preexec_fn=_die_with_parent, pass_fds=(lock,))
+        bar = Progress(spec["duration"], "real run") if progress else None
+        try:
+            sigs.armed = True
+            if sigs.got is not None:  # a signal came while starting
+                raise _Stop()
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(spec).encode())
+            proc.stdin.close()
+            t0 = time.monotonic()
+            while proc.poll() is None:
+                time.sleep(0.1)
+                if bar:
+                    bar.update(min(time.monotonic() - t0, spec["duration"]))
+        except (KeyboardInterrupt, _Stop, BrokenPipeError):
+            sigs.armed = False
+            interrupted = True
+            _stop_child(proc)
+        except BaseException:
+            sigs.armed = False
+            _stop_child(proc)
+            raise
+        finally:
+            sigs.armed = False
+            if bar:
+                bar.close()
+        rc = proc.wait()
+        err.seek(0)
+        stderr = err.read()
+    raw = None
+    if res_path.exists():
+        try:
+            raw = json.loads(res_path.read_text())
+        except (OSError, ValueError):
+            raw = None
+    return rc, stderr, raw, interrupted
 
 
 def _die_with_parent() -> None:

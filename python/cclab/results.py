@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -96,6 +98,30 @@ def _clean(x: Any) -> Any:
     if isinstance(x, list):
         return [_clean(v) for v in x]
     return x
+
+
+def prepare_out(out: Union[str, Path], field: str = "out") -> Path:
+    """Creates the results folder ``out`` (and its parents) and checks that files can be written into
+    it, before a run starts: a run's results are never lost to a bad folder after it finished. Raises a
+    ScenarioError naming ``field`` (``--out`` on the command line) and why."""
+    from .errors import ScenarioError, show
+
+    where = show(str(out))
+    try:
+        p = Path(out)
+        if p.exists() and not p.is_dir():
+            raise ScenarioError([(field, f"{where} exists and is not a folder: results go into a folder")])
+        p.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=p, prefix=".cclab-write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except ScenarioError:
+        raise
+    except OSError as e:
+        raise ScenarioError([(field, f"cannot write results into {where}: {e.strerror or e}")]) from None
+    except ValueError as e:  # a NUL in the path
+        raise ScenarioError([(field, f"cannot write results into {where}: {e}")]) from None
+    return p
 
 
 class Result:

@@ -9,7 +9,7 @@ from typing import Optional, Union
 
 from . import _native, provenance
 from .progress import Progress
-from .results import Result, build_summary, flow_table, frame, link_table, trace_table
+from .results import Result, build_summary, flow_table, frame, link_table, prepare_out, trace_table
 from .scenario import ScenarioError, ScenarioLike, as_scenario
 
 __all__ = ["Result", "ScenarioLike", "run"]
@@ -25,12 +25,30 @@ def run(
     plots: bool = True,
 ) -> Result:
     """Simulates a scenario (a :class:`Scenario`, a dict, or a TOML path). With ``out``, writes
-    summary.json, timeseries.parquet, spec.json and PNG plots there."""
+    summary.json, timeseries.parquet, spec.json and PNG plots there.
+
+    Bad input — the scenario, ``seed``, ``trace_packets``, an ``out`` that cannot be written (checked
+    before simulating) — raises :class:`ScenarioError` naming the field (docs/scenario.md "Rejections").
+    A run over the budget (``[limits]``) is refused before it starts; running out of memory anyway is
+    reported the same way. RuntimeError("internal error: …") is a bug in cclab."""
     started = provenance.utc_now()
     call = provenance.call("cclab.run", scenario, out=None if out is None else str(out), seed=seed,
                            trace_packets=trace_packets)
     sc = as_scenario(scenario)
     spec = sc.to_spec(seed=seed, trace_packets=trace_packets)
+    if out is not None:
+        out = prepare_out(out)
+    try:
+        return _simulate(spec, out, progress, plots, started, call)
+    except MemoryError:
+        est = _native.estimate(json.dumps(spec))
+        raise ScenarioError([("limits.max_memory", f"ran out of memory (the run was estimated to need "
+                              f"{est['memory'] / 2**30:.2f} GiB, more than this machine or `ulimit -v` allows): make "
+                              "the run smaller (duration, flows, a coarser sample_interval), or give it more memory")]) from None
+
+
+def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, started: str,
+              call: str) -> Result:
     plotter = None
     if out is not None and plots:
         # Importing matplotlib takes ~0.5 s; the simulator releases the GIL, so that import overlaps
@@ -41,9 +59,12 @@ def run(
     try:
         raw_json, fcols, lcols, tcols = _native.run(json.dumps(spec), bar.update if bar else None)
     except _native.SpecError as e:
-        # The simulator re-checks the resolved spec; anything it rejects that the scenario model let
-        # through is reported the same way, naming the run-spec field (spec.json beside the results).
-        raise ScenarioError([(f"run spec {e.field}", e.message)]) from None
+        if e.field.startswith("limits."):  # the run went over its budget while running
+            raise ScenarioError([(e.field, e.message)]) from None
+        # The simulator re-checks the resolved spec, which Scenario.to_spec has checked the same way
+        # already: reached only by a spec the front door did not write. Named by the run-spec field
+        # (spec.json beside the results).
+        raise ScenarioError([(f"run spec: {e.field}" if e.field else "run spec", e.message)]) from None
     finally:
         if bar:
             bar.close()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
+import unicodedata
 import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
@@ -20,6 +22,7 @@ else:  # pragma: no cover - Python 3.9/3.10 ship no tomllib
     import tomli as tomllib
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -34,7 +37,16 @@ from pydantic import (
 from . import _native
 from .errors import ScenarioError, flatten, show
 from .topology import resolver
-from .units import UnitError, check_buffer, nonneg, parse_buffer, parse_rate, parse_size, parse_time, positive
+from .units import (
+    check_buffer,
+    nonneg,
+    parse_buffer,
+    parse_rate,
+    parse_size,
+    parse_time,
+    positive,
+    show_value,
+)
 
 # Linux kernel TCP congestion controls a flow may name as ``cc = "kernel:<name>"``: real datapath only
 # (``cclab net run``; the set crates/cclab-net/src/tcp.rs accepts). The simulator has no kernel inside.
@@ -54,16 +66,64 @@ def _quantity_type(v: Any) -> Any:
 def _param_type(v: Any) -> Any:
     if not isinstance(v, (bool, str, int, float)):
         raise ValueError(f"must be a number, a boolean or a string, got {show(v)}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"must be a finite number, got {show(v)}")
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2**63:
+        raise ValueError(f"must be a finite number of at most 2^63, got an integer of {len(str(abs(v)))} digits")
+    if isinstance(v, str) and len(v) > 1000:
+        raise ValueError(f"must be a string of at most 1000 characters, got {len(v)}")
     return v
 
 
 Quantity = Annotated[Union[str, int, float], BeforeValidator(_quantity_type)]
 ParamValue = Annotated[Union[bool, int, float, str], BeforeValidator(_param_type)]
 
-# The run spec's limits, defined once in Rust (crates/cclab-spec/src/limits.rs). Above MAX_SERIES_ROWS
-# time-series rows (samples × (flows + links)) a run would need gigabytes of memory.
+# The run spec's limits, defined once in Rust (crates/cclab-spec/src/limits.rs; docs/scenario.md "Limits").
+# Above MAX_SERIES_ROWS time-series rows (samples × (flows + links)) a run would need gigabytes of memory.
 _LIMITS = _native.limits()
 MAX_SERIES_ROWS = _LIMITS["max_series_rows"]
+# Hard bounds on single values: every time fits the engine's u64 nanosecond clock with margin and every
+# count its integer type. Never raised.
+MAX_TIME = _LIMITS["max_time_ns"] / 1e9  # seconds
+MIN_RATE, MAX_RATE = float(_LIMITS["min_rate_bps"]), float(_LIMITS["max_rate_bps"])
+MIN_PACKET, MAX_PACKET = _LIMITS["min_packet_size"], _LIMITS["max_packet_size"]
+MAX_INITIAL_CWND = _LIMITS["max_initial_cwnd"]
+MAX_WINDOW = _LIMITS["max_window_pkts"]
+MAX_RTO = _LIMITS["max_rto_ns"] / 1e9  # seconds
+MAX_BUFFER_PKTS, MAX_BUFFER_BYTES = _LIMITS["max_buffer_pkts"], _LIMITS["max_buffer_bytes"]
+MAX_FLOW_SIZE = _LIMITS["max_flow_size"]
+MAX_FLOWS = _LIMITS["max_flows"]
+# The budget: a run's estimated memory and events are refused above these unless [limits] raises them.
+DEFAULT_MAX_MEMORY, DEFAULT_MAX_EVENTS = _LIMITS["default_max_memory"], _LIMITS["default_max_events"]
+# Inputs: the largest scenario file read, the deepest nesting of tables and arrays, the longest name.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 32
+MAX_NAME = 100
+# An algorithm, queue, node or parameter name: a short string (a long one is no name, and would fill
+# the message that says it is unknown).
+Name = Annotated[str, Field(max_length=MAX_NAME)]
+# The estimate's bytes per flow (crates/cclab-spec/src/limits.rs FLOW_BYTES), to refuse a huge count early.
+_LIMITS_FLOW_BYTES = 6000.0
+
+
+def _check_name(v: str) -> str:
+    """A scenario's name names its results folder (``results/<name>``): a plain name, never a path."""
+    why = None
+    if not v.strip():
+        why = "is empty"
+    elif len(v) > MAX_NAME:
+        why = f"has {len(v)} characters (at most {MAX_NAME})"
+    elif "/" in v or "\\" in v:
+        why = 'contains a path separator ("/" or "\\")'
+    elif v.startswith("."):
+        why = 'starts with "." (".", ".." and hidden folders are not names)'
+    elif any(unicodedata.category(c).startswith("C") for c in v):
+        why = "contains a control or format character"
+    if why:
+        shown = show(v) if len(v) <= MAX_NAME else show(v[:40] + "…")
+        raise ValueError(f"must be a plain name (1–{MAX_NAME} characters, no path separators, control characters "
+                         f"or leading \".\"; it names the results folder results/<name>): {why}, got {shown}")
+    return v
 
 
 class _Model(BaseModel):
@@ -162,7 +222,7 @@ class Transport(_Model):
 
     mss: Quantity = "1448B"
     """Payload per full packet (a size); must be smaller than packet_size."""
-    initial_cwnd: float = Field(10, gt=0)
+    initial_cwnd: float = Field(10, gt=0, le=MAX_INITIAL_CWND, allow_inf_nan=False)
     """Initial congestion window, packets."""
     delayed_ack: int = Field(1, ge=1, le=_LIMITS["max_delayed_ack"])
     """ACK every N data packets (1: every packet; 2: RFC 1122 delayed ACK)."""
@@ -174,8 +234,11 @@ class Transport(_Model):
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
     receive_window: Optional[Quantity] = None
 
-    _mss = field_validator("mss", "receive_window")(positive(parse_size))
-    _dat = field_validator("delayed_ack_timeout", "min_rto")(positive(parse_time))
+    _mss = field_validator("mss")(positive(parse_size, hi=MAX_PACKET))
+    _rwnd = field_validator("receive_window")(positive(parse_size, hi=MAX_WINDOW * MAX_PACKET))
+    _dat = field_validator("delayed_ack_timeout")(positive(parse_time, hi=MAX_TIME))
+    # The RTO's maximum is 60 s (RFC 6298 §2.5): its minimum cannot be above it.
+    _rto = field_validator("min_rto")(positive(parse_time, hi=MAX_RTO))
 
 
 class Link(_Model):
@@ -187,17 +250,17 @@ class Link(_Model):
     """One-way propagation delay (a time)."""
     buffer: Quantity = "BDP"
     """Packets (500, "500p"), a size ("375KB"), or "BDP" / "2BDP" (rate × the largest RTT crossing it)."""
-    queue: str = "droptail"
+    queue: Name = "droptail"
     """Queue discipline: a name `cclab algorithms` lists under queues."""
-    params: dict[str, ParamValue] = Field(default_factory=dict)
+    params: dict[Name, ParamValue] = Field(default_factory=dict)
     """The queue discipline's parameters (checked by it: unknown names are errors)."""
-    loss: float = Field(0.0, ge=0.0, le=1.0)
+    loss: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Bernoulli loss probability of data packets arriving at the link."""
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
     """[[time, probability], ...], strictly increasing times: the loss probability from each time on."""
 
-    _rate = field_validator("rate")(positive(parse_rate))
-    _delay = field_validator("delay")(nonneg(parse_time))
+    _rate = field_validator("rate")(positive(parse_rate, lo=MIN_RATE, hi=MAX_RATE))
+    _delay = field_validator("delay")(nonneg(parse_time, hi=MAX_TIME))
     _buf = field_validator("buffer")(check_buffer)
 
     @field_validator("loss_schedule")
@@ -205,8 +268,8 @@ class Link(_Model):
     def _sched(cls, v: list[tuple[Quantity, float]]) -> list[tuple[Quantity, float]]:
         for i, (t, p) in enumerate(v):
             try:
-                parse_time(t)
-            except UnitError as e:
+                nonneg(parse_time, hi=MAX_TIME)(t)
+            except ValueError as e:
                 raise ValueError(f"[{i}] time {e}") from None
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"[{i}] loss probability must be in [0, 1], got {p}")
@@ -219,8 +282,8 @@ class Link(_Model):
 class GraphLink(Link):
     """A graph's cable between two nodes: two directional links with the same settings."""
 
-    src: str
-    dst: str
+    src: Name
+    dst: Name
 
 
 class Dumbbell(_Model):
@@ -246,7 +309,7 @@ class Graph(_Model):
     """Nodes and cables; a flow names src and dst and takes the shortest path by propagation delay."""
 
     kind: Literal["graph"]
-    nodes: list[str] = Field(min_length=2)
+    nodes: list[Name] = Field(min_length=2)
     links: list[GraphLink] = Field(min_length=1)
 
 
@@ -273,7 +336,7 @@ def _start_type(v: Any) -> Any:
 class Flow(_Model):
     """A group of ``count`` identical flows (their ``group`` in the results is this table's index)."""
 
-    cc: str
+    cc: Name
     """Congestion-control algorithm: a name `cclab algorithms` lists."""
     count: int = Field(1, ge=1, le=_LIMITS["max_flow_count"])
     """How many identical flows this table stands for."""
@@ -285,22 +348,22 @@ class Flow(_Model):
     """Stop time (default: the end of the run)."""
     size: Quantity = "inf"
     """Bytes to send, or "inf" (bulk)."""
-    params: dict[str, ParamValue] = Field(default_factory=dict)
+    params: dict[Name, ParamValue] = Field(default_factory=dict)
     """The algorithm's parameters (checked by it: unknown names are errors)."""
     links: Optional[list[int]] = None
-    src: Optional[str] = None
-    dst: Optional[str] = None
+    src: Optional[Name] = None
+    dst: Optional[Name] = None
     transport: Optional[dict[str, Any]] = None
 
-    _rtt = field_validator("rtt")(positive(parse_time))
-    _stop = field_validator("stop")(nonneg(parse_time))
+    _rtt = field_validator("rtt")(positive(parse_time, hi=MAX_TIME))
+    _stop = field_validator("stop")(nonneg(parse_time, hi=MAX_TIME))
 
     @field_validator("start")
     @classmethod
     def _start(cls, v: Any) -> Any:
         vals = list(v) if isinstance(v, (list, tuple)) else [v]
         for x in vals:
-            nonneg(parse_time)(x)
+            nonneg(parse_time, hi=MAX_TIME)(x)
         if len(vals) == 2 and parse_time(vals[0]) > parse_time(vals[1]):
             raise ValueError(f"[lo, hi] needs lo <= hi, got {json.dumps(list(vals))}")
         return v
@@ -310,7 +373,7 @@ class Flow(_Model):
     def _size(cls, v: Any) -> Any:
         if v == "inf":
             return v
-        return positive(parse_size)(v)
+        return positive(parse_size, hi=MAX_FLOW_SIZE)(v)
 
 
 class Traffic(_Model):
@@ -321,25 +384,35 @@ class Traffic(_Model):
     start: Quantity = 0
     stop: Optional[Quantity] = None
     links: Optional[list[int]] = None
-    src: Optional[str] = None
-    dst: Optional[str] = None
+    src: Optional[Name] = None
+    dst: Optional[Name] = None
     reverse: bool = False
     packet_size: Quantity = "1500B"
     mean_on: Optional[Quantity] = None
     mean_off: Optional[Quantity] = None
-    shape: Optional[float] = Field(None, gt=1.0)
+    shape: Optional[float] = Field(None, gt=1.0, le=_LIMITS["max_shape"], allow_inf_nan=False)
 
-    _rate = field_validator("rate")(positive(parse_rate))
-    _ps = field_validator("packet_size")(positive(parse_size))
-    _t = field_validator("start", "stop")(nonneg(parse_time))
-    _on = field_validator("mean_on", "mean_off")(positive(parse_time))
+    _rate = field_validator("rate")(positive(parse_rate, lo=MIN_RATE, hi=MAX_RATE))
+    _ps = field_validator("packet_size")(positive(parse_size, lo=MIN_PACKET, hi=MAX_PACKET))
+    _t = field_validator("start", "stop")(nonneg(parse_time, hi=MAX_TIME))
+    _on = field_validator("mean_on", "mean_off")(positive(parse_time, hi=MAX_TIME))
+
+
+class Limits(_Model):
+    """``[limits]``: the run's budget (docs/scenario.md "Limits"). A run whose estimated memory or events
+    exceed it is refused before it starts; raise them here for a run that needs more."""
+
+    max_memory: Quantity = f"{DEFAULT_MAX_MEMORY}B"
+    max_events: float = Field(DEFAULT_MAX_EVENTS, gt=0, le=1e18, allow_inf_nan=False)
+
+    _mem = field_validator("max_memory")(positive(parse_size, hi=1e18))
 
 
 class Scenario(_Model):
     """A scenario as in docs/scenario.md. Build with :meth:`load` (TOML file), :meth:`from_toml` or
     :meth:`from_dict`; :meth:`to_spec` resolves it for the simulator."""
 
-    name: str = "scenario"
+    name: Annotated[str, AfterValidator(_check_name)] = "scenario"
     duration: Quantity
     """Length of the run (a time: seconds or "60s")."""
     seed: int = Field(1, ge=0, lt=_LIMITS["seed_limit"])
@@ -355,9 +428,11 @@ class Scenario(_Model):
     flows: list[Flow] = Field(min_length=1)
     traffic: list[Traffic] = Field(default_factory=list)
     trace_packets: bool = False
+    limits: Optional[Limits] = None
 
-    _dur = field_validator("duration", "sample_interval")(positive(parse_time))
-    _ps = field_validator("packet_size")(positive(parse_size))
+    # The clock ticks in nanoseconds: a run or a sample interval shorter than a microsecond means nothing.
+    _dur = field_validator("duration", "sample_interval")(positive(parse_time, lo=1e-6, hi=MAX_TIME))
+    _ps = field_validator("packet_size")(positive(parse_size, lo=MIN_PACKET, hi=MAX_PACKET))
     # The datapath this scenario was validated for (model_validate's ``datapath``); assignments are
     # checked for it.
     _datapath: str = PrivateAttr(default="sim")
@@ -381,7 +456,7 @@ class Scenario(_Model):
         if v is None:
             return v
         for x in v:
-            nonneg(parse_time)(x)
+            nonneg(parse_time, hi=MAX_TIME)(x)
         return v
 
     # ---- construction ----
@@ -390,14 +465,20 @@ class Scenario(_Model):
     def model_validate(cls, obj: Any, *, strict: Optional[bool] = None, from_attributes: Optional[bool] = None,
                        context: Optional[Any] = None, datapath: str = "sim", **kwargs: Any) -> Scenario:
         """Validates a scenario dict completely: the model (keys, types, units) and then everything that
-        needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters). Every problem
-        is reported at once in one :class:`ScenarioError`. ``datapath="net"`` validates for the real
-        datapath, which also accepts ``cc = "kernel:cubic" | "kernel:reno" | "kernel:bbr"``."""
+        needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters, the run spec's own
+        checks and the budget). Every problem is reported at once in one :class:`ScenarioError`.
+        ``datapath="net"`` validates for the real datapath, which also accepts
+        ``cc = "kernel:cubic" | "kernel:reno" | "kernel:bbr"``."""
+        if isinstance(obj, Scenario):
+            obj = obj.model_dump(warnings=False)
+        _check_nesting(obj)
         try:
             sc = super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as e:
             raise ScenarioError(flatten(e)) from None
-        sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms) happen here
+        except RecursionError:  # _check_nesting bounds the depth; this is the net under it
+            raise ScenarioError([("scenario", f"nested too deeply (at most {MAX_DEPTH} levels of tables and arrays)")]) from None
+        sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms, the spec) happen here
         sc._datapath = datapath
         return sc
 
@@ -405,32 +486,27 @@ class Scenario(_Model):
     def from_dict(cls, data: dict[str, Any], datapath: str = "sim") -> Scenario:
         """Same as :meth:`model_validate`."""
         if not isinstance(data, dict):
-            raise ScenarioError([("", f"a scenario is a table (dict), got {type(data).__name__}")])
+            raise ScenarioError([("scenario", f"a scenario is a table (dict), got {type(data).__name__}")])
         return cls.model_validate(data, datapath=datapath)
 
     @classmethod
     def from_toml(cls, text: str, datapath: str = "sim") -> Scenario:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError([("", f"malformed TOML: {e}")]) from None
-        return cls.from_dict(data, datapath=datapath)
+        return cls.from_dict(parse_toml(text, "scenario"), datapath=datapath)
 
     @classmethod
     def load(cls, path: Union[str, Path], datapath: str = "sim") -> Scenario:
+        """Reads a TOML scenario file (UTF-8, at most 16 MiB); problems with the file itself name it."""
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as e:
-            raise ScenarioError([("", f"cannot read scenario file {str(p)!r}: {e.strerror}")]) from None
-        return cls.from_toml(text, datapath=datapath)
+        return cls.from_dict(parse_toml(read_text(p, "scenario file"), str(p)), datapath=datapath)
 
     # ---- resolution ----
 
     def to_spec(self, seed: Optional[int] = None, trace_packets: Optional[bool] = None,
                 datapath: str = "sim") -> dict[str, Any]:
-        """The simulator's run spec (crates/cclab-sim/src/spec.rs) as a dict; the real datapath
-        (``datapath="net"``) takes the same spec and also accepts kernel TCP flows."""
+        """The simulator's run spec (crates/cclab-spec/src/spec.rs) as a dict; the real datapath
+        (``datapath="net"``) takes the same spec and also accepts kernel TCP flows. The spec is checked
+        exactly as the simulator will check it (``RunSpec::validate``, building every algorithm and queue,
+        the budget) before it is returned: what this returns, ``cclab.run`` runs."""
         if datapath not in DATAPATHS:
             raise ValueError(f"datapath must be one of {DATAPATHS}, got {datapath!r}")
         # Resolved from a fresh validation of this scenario's values, so that a part changed in place
@@ -441,7 +517,8 @@ class Scenario(_Model):
         except ValidationError as e:
             raise ScenarioError(flatten(e)) from None
         errors: list[tuple[str, str]] = []
-        spec = _Resolver(checked, errors, datapath).resolve()
+        resolver = _Resolver(checked, errors, datapath)
+        spec = resolver.resolve()
         if errors:
             raise ScenarioError(errors)
         if seed is not None:
@@ -449,8 +526,19 @@ class Scenario(_Model):
                 raise ScenarioError([("seed", f"must be an integer in [0, 2^63), got {show(seed)}")])
             spec["seed"] = seed
         if trace_packets is not None:
+            if not isinstance(trace_packets, bool):
+                raise ScenarioError([("trace_packets", f"must be true or false, got {show(trace_packets)}")])
             spec["trace_packets"] = trace_packets
+        resolver.check_spec(spec)
+        if errors:
+            raise ScenarioError(errors)
         return spec
+
+    def estimate(self, seed: Optional[int] = None, trace_packets: Optional[bool] = None) -> dict[str, float]:
+        """What running this scenario is estimated to need, and its budget (docs/scenario.md "Limits"):
+        ``memory`` (bytes), ``events``, ``packets``, ``in_flight``, ``series_rows``, ``trace_records``, the
+        memory's terms, ``max_memory`` and ``max_events``."""
+        return dict(_native.estimate(json.dumps(self.to_spec(seed=seed, trace_packets=trace_packets))))
 
 
 # What ``cclab.run`` and ``cclab.net.run`` accept as a scenario.
@@ -458,13 +546,102 @@ ScenarioLike = Union[Scenario, dict, str, Path]
 
 
 def as_scenario(s: ScenarioLike, datapath: str = "sim") -> Scenario:
-    """``s`` if it is a :class:`Scenario`, else validated from a dict or loaded from a TOML file, for
-    ``datapath``."""
+    """``s`` validated for ``datapath``: a :class:`Scenario` (validated again, whatever was done to it
+    since), a dict, or the path of a TOML file."""
     if isinstance(s, Scenario):
-        return s
+        return Scenario.model_validate(s, datapath=datapath)
     if isinstance(s, dict):
         return Scenario.from_dict(s, datapath=datapath)
-    return Scenario.load(s, datapath=datapath)
+    if isinstance(s, (str, Path)):
+        return Scenario.load(s, datapath=datapath)
+    raise ScenarioError([("scenario", f"must be a Scenario, a dict or the path of a TOML file, got {type(s).__name__}")])
+
+
+# ---- reading files (shared with sweep files) ----
+
+def read_text(path: Path, what: str) -> str:
+    """A text file's contents as UTF-8, at most :data:`MAX_FILE_BYTES`; a ScenarioError naming the file
+    (and the line of a byte that is not UTF-8) otherwise. Devices and pipes are read the same way, so
+    ``/dev/zero`` is refused by its size, not read until memory runs out."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ScenarioError([(str(path), f"cannot read {what}: {e.strerror or e}")]) from None
+    except ValueError as e:  # a NUL in the path
+        raise ScenarioError([(show(str(path)), f"cannot read {what}: {e}")]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError([(str(path), f"is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a {what}")])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ScenarioError([(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[e.start]:02x} at line {line}, "
+                                                f"column {col}); save the {what} as UTF-8")]) from None
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML ``text`` as a dict; a ScenarioError naming ``where`` (a file, or "scenario") otherwise."""
+    if not isinstance(text, str):
+        raise ScenarioError([(where, f"TOML must be text (str), got {type(text).__name__}")])
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError([(where, f"malformed TOML: {e}")]) from None
+    except RecursionError:
+        raise ScenarioError([(where, f"malformed TOML: nested too deeply (at most {MAX_DEPTH} levels)")]) from None
+    return data
+
+
+def _check_nesting(obj: Any) -> None:
+    """Refuses tables and arrays nested deeper than :data:`MAX_DEPTH` (no scenario key is deeper than 6),
+    naming where; walked without recursion, so any depth is safe to check."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            where = where if len(where) <= 80 else where[:80] + "…"
+            raise ScenarioError([(where or "scenario", f"nested deeper than {MAX_DEPTH} levels of tables and arrays")])
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, (dict, list, tuple)):
+                    stack.append((v, f"{where}.{k}" if where else str(k), depth + 1))
+        elif isinstance(node, (list, tuple)):
+            for i, v in enumerate(node):
+                if isinstance(v, (dict, list, tuple)):
+                    stack.append((v, f"{where}[{i}]", depth + 1))
+
+
+def _memory_cap() -> Optional[float]:
+    """What this process may still allocate under ``ulimit -v`` (RLIMIT_AS), bytes; None without a limit."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    used = 0
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                used = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return float(max(0, soft - used))
+
+
+def _show_bytes(x: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if x >= scale:
+            return f"{x / scale:.1f} {unit}"
+    return f"{x:.0f} B"
+
+
+def _show_count(x: float) -> str:
+    return f"{x:,.0f}" if x < 1e7 else f"{x:.2g}"
 
 
 def json_schema() -> dict[str, Any]:
@@ -491,12 +668,34 @@ class _Resolver:
         self.sc = sc
         self.errors = errors
         self.datapath = datapath
+        self.link_fields: list[str] = []
+        self._spec_flow_groups: list[int] = []  # run-spec flow index -> its [[flows]] table
 
     def err(self, field: str, msg: str) -> None:
         self.errors.append((field, msg))
 
+    def budget(self) -> tuple[float, float, Optional[float]]:
+        """(max memory in bytes, max events, what ``ulimit -v`` leaves this process or None): the run's
+        budget, from ``[limits]`` or the defaults."""
+        lim = self.sc.limits
+        mem = parse_size(lim.max_memory) if lim is not None else float(DEFAULT_MAX_MEMORY)
+        events = float(lim.max_events) if lim is not None else float(DEFAULT_MAX_EVENTS)
+        return mem, events, _memory_cap()
+
     def resolve(self) -> dict[str, Any]:
         sc = self.sc
+        total = sum(f.count for f in sc.flows)
+        mem, _, cap = self.budget()
+        # Before expanding the groups into flows (each a dict here): refused by the count alone.
+        if total > MAX_FLOWS:
+            self.err("flows", f"at most {MAX_FLOWS:,} flows in a run (all groups' count), got {total:,}")
+            return {}
+        flow_bytes = total * _LIMITS_FLOW_BYTES
+        if flow_bytes > min(mem, cap if cap is not None else math.inf):
+            self.err("limits.max_memory", f"{total:,} flows need an estimated {_show_bytes(flow_bytes)} of memory "
+                     f"(~{_LIMITS_FLOW_BYTES / 1e3:g} kB each), over the budget of {_show_bytes(min(mem, cap or mem))}: "
+                     "use fewer flows, or raise [limits] max_memory (docs/scenario.md \"Limits\")")
+            return {}
         duration = parse_time(sc.duration)
         packet_size = int(round(parse_size(sc.packet_size)))
         measure = [0.0, duration]
@@ -539,6 +738,7 @@ class _Resolver:
                 rtts_per_link.setdefault(l, []).append(rtt)
             for l in ack_path:
                 rtts_per_link.setdefault(l, []).append(rtt)
+            self._spec_flow_groups += [g] * f.count
             for _ in range(f.count):
                 flows.append({
                     "group": g, "cc": f.cc, "params": f.params, "path": path, "ack_path": ack_path,
@@ -559,9 +759,9 @@ class _Resolver:
                 "mean_off": parse_time(t.mean_off) if t.mean_off is not None else None,
                 "shape": t.shape,
             })
-        rows = (math.floor(duration / sample) + 1) * (len(flows) + len(links))
+        rows = (math.floor(duration / sample) + 1.0) * (len(flows) + len(links))
         if rows > MAX_SERIES_ROWS:
-            self.err("sample_interval", f"{show(sc.sample_interval)} would record {rows:,} time-series rows "
+            self.err("sample_interval", f"{show(sc.sample_interval)} would record {rows:,.0f} time-series rows "
                      f"(samples × (flows + links)); at most {MAX_SERIES_ROWS:,}: use a coarser sample_interval")
         # Buffers: BDP = rate × the largest RTT of the flows crossing the link.
         out_links = []
@@ -569,35 +769,117 @@ class _Resolver:
             field = cfg.field
             kind, x = parse_buffer(cfg.buffer)
             bp, bb = None, None
+            bounded = True
             if kind == "pkts":
                 if x != int(x):
                     self.err(f"{field}.buffer", f"a packet count must be a whole number, got {json.dumps(cfg.buffer)}")
+                if x > MAX_BUFFER_PKTS:
+                    self.err(f"{field}.buffer", f"must be at most {MAX_BUFFER_PKTS:,} packets, got {show_value(cfg.buffer)}")
+                    bounded = False
                 bp = int(x)
             elif kind == "bytes":
                 bb = int(x)
                 if bb < packet_size:
                     self.err(f"{field}.buffer", f"must hold at least one packet ({packet_size} B), got {json.dumps(cfg.buffer)}")
+                if bb > MAX_BUFFER_BYTES:
+                    self.err(f"{field}.buffer", f"must be at most {MAX_BUFFER_BYTES:,} bytes, got {show_value(cfg.buffer)}")
+                    bounded = False
             else:
                 rtts = rtts_per_link.get(i, [])
                 rtt = max(rtts) if rtts else 2 * parse_time(cfg.delay)
-                bp = max(1, int(round(x * parse_rate(cfg.rate) * rtt / 8.0 / packet_size)))
+                bdp = x * parse_rate(cfg.rate) * rtt / 8.0 / packet_size
+                if not bdp <= MAX_BUFFER_PKTS:
+                    self.err(f"{field}.buffer", f"{show_value(cfg.buffer)} is {bdp:.3g} packets here (rate × the largest "
+                             f"RTT crossing the link); at most {MAX_BUFFER_PKTS:,}")
+                    bounded = False
+                    bdp = 1
+                bp = max(1, int(round(bdp)))
             queue = cfg.queue
             params = cfg.params
-            try:
-                _native.validate_queue(queue, json.dumps(params), parse_rate(cfg.rate), bp, bb, packet_size)
-            except _native.SpecError as e:
-                self.err(f"{field}.{'params.' + e.field if e.field != 'queue' else 'queue'}", e.message)
+            if bounded:
+                try:
+                    _native.validate_queue(queue, json.dumps(params), parse_rate(cfg.rate), bp, bb, packet_size)
+                except _native.SpecError as e:
+                    self.err(f"{field}.{'params.' + e.field if e.field != 'queue' else 'queue'}", e.message)
             out_links.append({
                 "rate_bps": parse_rate(cfg.rate), "delay": parse_time(cfg.delay),
                 "buffer_pkts": bp, "buffer_bytes": bb, "queue": queue, "queue_params": params,
                 "loss": cfg.loss, "loss_schedule": [[parse_time(t), p] for t, p in cfg.loss_schedule],
                 "loss_data_only": True,
             })
-        return {
+        self.link_fields = [cfg.field for cfg in links]
+        spec: dict[str, Any] = {
             "name": sc.name, "seed": sc.seed, "duration": duration, "sample_interval": sample,
             "measure": measure, "links": out_links, "flows": flows, "traffic": traffic,
             "trace_packets": sc.trace_packets,
         }
+        if sc.limits is not None:  # (absent by default: a spec without it runs under the defaults)
+            spec["limits"] = {"max_memory": int(parse_size(sc.limits.max_memory)), "max_events": int(sc.limits.max_events)}
+        return spec
+
+    def check_spec(self, spec: dict[str, Any]) -> None:
+        """The resolved spec within the budget, then checked by the core exactly as a run checks it
+        (``RunSpec::validate`` and building the simulation), its errors named by scenario fields."""
+        text = json.dumps(spec)
+        mem, events, cap = self.budget()
+        try:
+            est = _native.estimate(text)
+        except _native.SpecError as e:
+            self.err(self._field(e.field), e.message)
+            return
+        limit = min(mem, cap) if cap is not None else mem
+        if not est["memory"] <= limit:
+            terms = [("flows and links", est["memory_state"], f"{len(spec['flows']):,} flows, {len(spec['links'])} links"),
+                     ("time series", est["memory_series"], f"{_show_count(est['series_rows'])} rows"),
+                     ("packets in flight", est["memory_packets"], f"{_show_count(est['in_flight'])} packets"),
+                     ("packet trace", est["memory_trace"], f"{_show_count(est['trace_records'])} records")]
+            parts = ", ".join(f"{k} {_show_bytes(v)} ({what})" for k, v, what in sorted(terms, key=lambda t: -t[1]) if v > 0)
+            where = (f"what this process may still allocate (ulimit -v), {_show_bytes(cap)}" if cap is not None and cap < mem
+                     else f"the budget of {_show_bytes(mem)}")
+            self.err("limits.max_memory", f"the run needs an estimated {_show_bytes(est['memory'])} of memory ({parts}), "
+                     f"over {where}: make the run smaller (duration, flows, a coarser sample_interval), or raise "
+                     f"[limits] max_memory (docs/scenario.md \"Limits\")")
+        if not est["events"] <= events:
+            self.err("limits.max_events", f"the run needs an estimated {_show_count(est['events'])} events "
+                     f"({_show_count(est['packets'])} packet transmissions; ~{est['events'] / 7e6 / 60:.0f} min of "
+                     f"simulation at 7 M events/s), over the budget of {_show_count(events)}: make the run smaller "
+                     f"(duration, rates, traffic packet_size), or raise [limits] max_events (docs/scenario.md \"Limits\")")
+        if self.errors:
+            return
+        try:
+            if self.datapath == "sim":
+                _native.validate_spec(text)
+            else:  # kernel TCP flows have no sender to build: the spec's own checks only
+                _native.validate_spec(text, build=False)
+        except _native.SpecError as e:
+            self.err(self._field(e.field), e.message)
+
+    def _field(self, field: str) -> str:
+        """A run-spec field (``flows[37].transport.min_rto``, ``links[1].rate_bps``) as the scenario
+        field it came from (``flows[2].transport.min_rto``, ``topology.bottleneck.rate``)."""
+        renames = {"rate_bps": "rate", "extra_delay_fwd": "rtt", "extra_delay_rev": "rtt", "delack_timeout":
+                   "delayed_ack_timeout", "max_window": "receive_window", "path": "", "ack_path": ""}
+
+        def tail(rest: str) -> str:
+            m = re.match(r"\.?([A-Za-z_]+)(.*)$", rest)
+            if not m:
+                return rest
+            name = renames.get(m.group(1), m.group(1))
+            return f".{name}{m.group(2)}" if name else ""
+
+        m = re.match(r"^flows\[(\d+)\](.*)$", field)
+        flows = self.sc.flows
+        if m:
+            k = int(m.group(1))
+            group = self._spec_flow_groups[k] if k < len(self._spec_flow_groups) else k
+            return f"flows[{group}]{tail(m.group(2))}" if group < len(flows) else field
+        m = re.match(r"^links\[(\d+)\](.*)$", field)
+        if m and int(m.group(1)) < len(self.link_fields):
+            return f"{self.link_fields[int(m.group(1))]}{tail(m.group(2))}"
+        m = re.match(r"^traffic\[(\d+)\](.*)$", field)
+        if m:
+            return f"traffic[{m.group(1)}]{tail(m.group(2))}"
+        return field or "scenario"
 
     def _check_window(self, field: str, start: Any, stop: Any, duration: float) -> bool:
         """A flow or traffic source must start before the run ends and stop after it starts."""
@@ -628,6 +910,9 @@ class _Resolver:
                 self.err(at(f), m)
             return None
         mss = int(round(parse_size(t.mss)))
+        if mss < 1:
+            self.err(f"{field}.mss", f"must be at least 1 B, got {json.dumps(t.mss)}")
+            return None
         if mss >= packet_size:
             self.err(at("mss"), f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
             return None
@@ -641,6 +926,11 @@ class _Resolver:
             pkts = int(parse_size(t.receive_window) // mss)
             if pkts < 1:
                 self.err(at("receive_window"), f"must hold at least one mss ({mss} B), got {json.dumps(t.receive_window)}")
+                return None
+            if pkts > MAX_WINDOW:
+                self.err(f"{field}.receive_window", f"must be at most {MAX_WINDOW:,} packets of mss ({mss} B) "
+                         f"= {MAX_WINDOW * mss:,} B (the transport's own cap: leave it out for no limit), "
+                         f"got {json.dumps(t.receive_window)}")
                 return None
             out["max_window"] = pkts
         return out

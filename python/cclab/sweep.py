@@ -62,10 +62,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import provenance, units
-from .scenario import Scenario, ScenarioError, tomllib  # tomllib: tomli before Python 3.11
+from .results import prepare_out
+from .scenario import Scenario, ScenarioError, parse_toml, read_text
 
 if TYPE_CHECKING:
     import pandas as pd
+
+# Most runs (grid points × seeds) in one sweep: each is validated before the first starts.
+MAX_RUNS = 100_000
 
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[(?:\d+|\*)\])*)$")
 
@@ -134,12 +138,12 @@ def _run_id(scenario: dict, seed: int, version: Optional[str] = None) -> str:
 
 
 def _read_toml(path: Path, field: str, what: str) -> dict:
+    """A TOML file as a dict, read as scenario files are (UTF-8, bounded size, bounded nesting); a
+    ScenarioError naming ``field`` and the file otherwise."""
     try:
-        return tomllib.loads(path.read_text())
-    except OSError as e:
-        raise ScenarioError([(field, f"cannot read {what} {str(path)!r}: {e.strerror}")]) from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError([(field, f"malformed TOML in {str(path)!r}: {e}")]) from None
+        return parse_toml(read_text(path, what), str(path))
+    except ScenarioError as e:
+        raise ScenarioError([(f"{field} ({f})" if field else f, m) for f, m in e.errors]) from None
 
 
 def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
@@ -158,21 +162,28 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
         base = _read_toml(path.parent / data["scenario"], "scenario", "scenario file")
     else:
         base = data["base"]
+        if not isinstance(base, dict):
+            raise ScenarioError([("base", f"must be a table (a scenario), got {type(base).__name__}")])
     seeds = data.get("seeds", [base.get("seed", 1)])
     if isinstance(seeds, bool) or not (
-            (isinstance(seeds, int) and seeds >= 1)
+            (isinstance(seeds, int) and 1 <= seeds <= MAX_RUNS)
             or (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
-                                                          and s >= 0 for s in seeds))):
-        raise ScenarioError([("seeds", f"must be a count >= 1 or a non-empty list of integers >= 0, got {seeds!r}")])
+                                                          and 0 <= s < 2**63 for s in seeds))):
+        raise ScenarioError([("seeds", f"must be a count in [1, {MAX_RUNS:,}] or a non-empty list of integers in "
+                                       f"[0, 2^63), got {str(seeds)[:100]}")])
     seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
     if len(set(seeds)) != len(seeds):
         raise ScenarioError([("seeds", "has repeated values")])
     grid = data.get("grid", {})
     if not isinstance(grid, dict):
         raise ScenarioError([("grid", "must be a table of key = [values]")])
+    runs = len(seeds)
     for k, v in grid.items():
         if not isinstance(v, list) or not v:
-            raise ScenarioError([(f"grid.{k}", f"must be a non-empty list of values, got {v!r}")])
+            raise ScenarioError([(f"grid.{k}", f"must be a non-empty list of values, got {str(v)[:100]}")])
+        runs *= len(v)
+    if runs > MAX_RUNS:
+        raise ScenarioError([("grid", f"{runs:,} runs (grid points × seeds); at most {MAX_RUNS:,} in one sweep")])
     return base, seeds, grid
 
 
@@ -780,7 +791,7 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
     cclab version, or reused although made at another git commit); by default each is a warning."""
     base, seeds, grid = load(sweep_file)
     points = _unique(expand(base, seeds, grid))
-    out = Path(out)
+    out = prepare_out(out)
     for note in _claim(out, {"base": base, "seeds": seeds, "grid": grid}, force):
         if on_note is not None:
             on_note(note)

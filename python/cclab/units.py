@@ -26,8 +26,28 @@ _SIZE = {
 
 
 def _q(value: object) -> str:
-    """A value as the user wrote it in TOML/JSON ("40 parsecs", [1], true)."""
-    return json.dumps(value, default=str)
+    """A value as the user wrote it in TOML/JSON ("40 parsecs", [1], true), cut to a readable length."""
+    return show_value(value)
+
+
+# Values longer than this are cut in messages (one message per problem stays one readable line).
+_SHOW_MAX = 80
+
+
+def show_value(value: object) -> str:
+    """A value for a message as the user wrote it (JSON: strings quoted), cut when long: an integer of
+    400 digits is shown by its size, a string of 5000 characters by its start and length."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    if isinstance(value, str) and len(value) > _SHOW_MAX:
+        return f"{json.dumps(value[:40])}… ({len(value)} characters)"
+    try:
+        text = json.dumps(value, default=str)
+    except (ValueError, RecursionError):
+        text = type(value).__name__
+    if len(text) > _SHOW_MAX:
+        return f"{text[:60]}… ({type(value).__name__} of {len(text)} characters)"
+    return text
 
 
 class UnitError(ValueError):
@@ -35,6 +55,8 @@ class UnitError(ValueError):
 
 
 def _split(value: str, what: str, units: Mapping[str, float]) -> tuple[float, str]:
+    if len(value) > 100:
+        raise UnitError(f"must be a {what} like {_example(units)}, got a string of {len(value)} characters")
     m = _NUM.match(value)
     if not m:
         raise UnitError(f"must be a {what} like {_example(units)}, got {_q(value)}")
@@ -43,6 +65,8 @@ def _split(value: str, what: str, units: Mapping[str, float]) -> tuple[float, st
         raise UnitError(f"needs a unit ({', '.join(units)}), got {_q(value)}")
     if unit not in units:
         raise UnitError(f"unknown unit {_q(unit)} for a {what}; allowed: {', '.join(units)}")
+    if not math.isfinite(num * units[unit]):
+        raise UnitError(f"must be finite, got {_q(value)}")
     return num, unit
 
 
@@ -53,10 +77,15 @@ def _example(units: Mapping[str, float]) -> str:
 def _number(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UnitError(f"must be a number or a string with a unit, got {_q(value)}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer past a float's range (10**400)
+        x = math.inf
     if not math.isfinite(x):
-        raise UnitError(f"must be finite, got {_q(value)}")
+        raise UnitError(f"must be finite, got {show_value(value)}")
     return x
+
+
 
 
 def parse_rate(value: object) -> float:
@@ -87,11 +116,13 @@ def parse_buffer(value: object) -> tuple[str, float]:
     """A buffer: ("pkts", n) | ("bytes", n) | ("bdp", multiple)."""
     if isinstance(value, str):
         s = value.strip()
-        m = re.match(r"^([-+]?\d*\.?\d*)\s*BDP$", s)
+        m = re.match(r"^(?:([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*)?BDP$", s) if len(s) <= 100 else None
         if m:
-            mult = float(m.group(1)) if m.group(1) not in ("", "+") else 1.0
+            mult = float(m.group(1)) if m.group(1) is not None else 1.0
+            if not math.isfinite(mult):
+                raise UnitError(f"must be finite, got {_q(value)}")
             return ("bdp", mult)
-        m = re.match(r"^([-+]?\d+)\s*p$", s)
+        m = re.match(r"^([-+]?\d{1,30})\s*p$", s)
         if m:
             return ("pkts", float(m.group(1)))
         try:
@@ -103,9 +134,32 @@ def parse_buffer(value: object) -> tuple[str, float]:
 
 # ---- field checks for the scenario model (pydantic validators: the ValueError's message is the field's) ----
 
-def bounded(parse: Callable[[object], float], strict: bool) -> Callable[[Any], Any]:
-    """A field validator: parse the quantity (unit errors become field errors) and require > 0
-    (``strict``) or >= 0. None passes (an optional field left out)."""
+# What each kind of quantity is called in messages, and how its bounds are shown.
+_SHOW_UNIT = {"time": ("s", 1.0), "rate": ("bit/s", 1.0), "size": ("B", 1.0)}
+
+
+def kind_of(parse: Callable[[object], float]) -> str:
+    """"time", "rate" or "size": what ``parse`` reads (for messages)."""
+    kinds: dict[Callable[[object], float], str] = {parse_time: "time", parse_rate: "rate", parse_size: "size"}
+    return kinds.get(parse, "quantity")
+
+
+def show_bound(x: float, kind: str) -> str:
+    """A limit for a message in the unit a scenario would use: "1e+06 s", "1 kbit/s", "64 B"."""
+    if kind == "rate":
+        for unit, scale in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+            if x >= scale:
+                return f"{x / scale:g} {unit}"
+        return f"{x:g} bit/s"
+    unit = _SHOW_UNIT.get(kind, ("", 1.0))[0]
+    return f"{x:g} {unit}".strip()
+
+
+def bounded(parse: Callable[[object], float], strict: bool, lo: float = 0.0,
+            hi: float = math.inf) -> Callable[[Any], Any]:
+    """A field validator: parse the quantity (unit errors become field errors) and require > ``lo``
+    (``strict``) or >= ``lo``, and <= ``hi``. None passes (an optional field left out)."""
+    kind = kind_of(parse)
 
     def check(v: Any) -> Any:
         if v is None:
@@ -115,20 +169,24 @@ def bounded(parse: Callable[[object], float], strict: bool) -> Callable[[Any], A
         except UnitError as e:
             raise ValueError(str(e)) from None
         if (x <= 0) if strict else (x < 0):
-            raise ValueError(f"must be {'>' if strict else '>='} 0, got {json.dumps(v)}")
+            raise ValueError(f"must be {'>' if strict else '>='} 0, got {show_value(v)}")
+        if x < lo:
+            raise ValueError(f"must be >= {show_bound(lo, kind)}, got {show_value(v)}")
+        if x > hi:
+            raise ValueError(f"must be <= {show_bound(hi, kind)}, got {show_value(v)}")
         return v
 
     return check
 
 
-def positive(parse: Callable[[object], float]) -> Callable[[Any], Any]:
-    """A field validator: the quantity ``parse`` reads must be > 0."""
-    return bounded(parse, strict=True)
+def positive(parse: Callable[[object], float], lo: float = 0.0, hi: float = math.inf) -> Callable[[Any], Any]:
+    """A field validator: the quantity ``parse`` reads must be > 0 (and within [lo, hi])."""
+    return bounded(parse, True, lo, hi)
 
 
-def nonneg(parse: Callable[[object], float]) -> Callable[[Any], Any]:
-    """A field validator: the quantity ``parse`` reads must be >= 0."""
-    return bounded(parse, strict=False)
+def nonneg(parse: Callable[[object], float], hi: float = math.inf) -> Callable[[Any], Any]:
+    """A field validator: the quantity ``parse`` reads must be >= 0 (and <= hi)."""
+    return bounded(parse, False, 0.0, hi)
 
 
 def check_buffer(v: Any) -> Any:
@@ -138,5 +196,5 @@ def check_buffer(v: Any) -> Any:
     except UnitError as e:
         raise ValueError(str(e)) from None
     if not x > 0:
-        raise ValueError(f"must be > 0, got {json.dumps(v)}")
+        raise ValueError(f"must be > 0, got {show_value(v)}")
     return v

@@ -80,7 +80,7 @@ def mutate(rng: random.Random, sc: dict) -> Any:
         op = rng.randrange(10)
         parent = _get(sc, path[:-1])
         if op <= 3:  # a nasty scalar in place of a value
-            sc = _set(sc, path, rng.choice(NASTY_SCALARS))
+            sc = _set(sc, path, copy.deepcopy(rng.choice(NASTY_SCALARS)))  # (a copy: later mutations edit in place)
         elif op == 4:  # a scaled number
             v = _get(sc, path)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -93,7 +93,7 @@ def mutate(rng: random.Random, sc: dict) -> Any:
             elif isinstance(parent, list) and len(parent) > 1:
                 del parent[path[-1]]
         elif op == 6 and isinstance(parent, dict):  # an extra or unknown key
-            parent[rng.choice(KEY_NAMES)] = rng.choice(NASTY_SCALARS)
+            parent[rng.choice(KEY_NAMES)] = copy.deepcopy(rng.choice(NASTY_SCALARS))
         elif op == 7 and isinstance(parent, list):  # duplicate entries (many flows, repeated nodes)
             parent.extend(copy.deepcopy(parent[path[-1]]) for _ in range(rng.choice([1, 2, 50])))
         elif op == 8:  # deep nesting (last: nothing walks into it afterwards)
@@ -101,7 +101,11 @@ def mutate(rng: random.Random, sc: dict) -> Any:
             break
         else:  # a string where a table is expected, or the reverse
             v = _get(sc, path)
-            sc = _set(sc, path, {"x": v} if not isinstance(v, dict) else str(v))
+            try:
+                text = str(v)
+            except RecursionError:  # a deeply nested value (a [1]-in-[1] chain from an earlier case's shape)
+                text = "[...]"
+            sc = _set(sc, path, {"x": v} if not isinstance(v, dict) else text)
     return sc
 
 

@@ -9,7 +9,8 @@ pub const NS_PER_US: Nanos = 1_000;
 pub const NS_PER_MS: Nanos = 1_000_000;
 pub const NS_PER_SEC: Nanos = 1_000_000_000;
 
-/// Seconds (f64) to nanoseconds, rounded to nearest; negative values clamp to 0.
+/// Seconds (f64) to nanoseconds, rounded to nearest; negative values and NaN clamp to 0, values past
+/// the clock's range saturate at `u64::MAX` (Rust's float-to-integer casts saturate).
 #[inline]
 pub fn from_secs(s: f64) -> Nanos {
     if s <= 0.0 {
@@ -33,6 +34,7 @@ pub fn from_ms(ms: f64) -> Nanos {
 
 /// Time to serialise `bytes` at `rate_bps` bits per second, rounded up to a whole nanosecond so a link
 /// never runs faster than configured.
+/// Saturates at `u64::MAX` (a zero or non-finite rate; `RunSpec::validate` keeps rates far from that).
 #[inline]
 pub fn tx_time(bytes: u64, rate_bps: f64) -> Nanos {
     ((bytes as f64 * 8.0e9) / rate_bps).ceil() as Nanos

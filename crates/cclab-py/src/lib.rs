@@ -46,6 +46,67 @@ fn spec_error(field: &str, message: &str) -> PyErr {
     })
 }
 
+/// A serde error without its position in the JSON text ("… at line 1 column 2280"): the JSON was
+/// written by the front door, not by the user, so the position means nothing to them.
+fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Parses a run spec; a spec the types reject is a [`SpecError`] with field "spec".
+fn parse_spec(spec_json: &str) -> PyResult<RunSpec> {
+    serde_json::from_str(spec_json).map_err(|e| spec_error("spec", &json_error(&e)))
+}
+
+thread_local! {
+    /// The last panic on this thread: its message and where (set by the hook [`quiet_panics`]
+    /// installs), so that [`guard`] can report it.
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replaces the panic hook of this library (its own copy of std) with one that records the panic
+/// for [`guard`] instead of printing it: a panic reaches the user as one Python exception, not as a
+/// Rust backtrace on stderr. `CCLAB_DEBUG=1` keeps the default hook's output as well.
+fn quiet_panics() {
+    let default = std::panic::take_hook();
+    let debug = std::env::var_os("CCLAB_DEBUG").is_some_and(|v| !v.is_empty() && v != "0");
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = info.payload().downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic".to_string()
+        };
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
+        if debug {
+            default(info);
+        }
+    }));
+}
+
+/// Runs `f`, turning a panic into a RuntimeError ("internal error: … (please report)"), which
+/// `except Exception` catches (pyo3's own PanicException derives from BaseException). Nothing a
+/// user can write should panic: `RunSpec::validate` bounds every input first; this is the net under
+/// whatever it missed.
+fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+        let msg = LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| "a panic in the simulator".to_string());
+        PyRuntimeError::new_err(format!(
+            "internal error: {msg} (a bug in cclab, please report it with the scenario)"
+        ))
+    })
+}
+
 fn series_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new_bound(py);
     for (k, v) in s.columns {
@@ -88,8 +149,7 @@ fn run<'py>(
     spec_json: &str,
     progress: Option<PyObject>,
 ) -> PyResult<RunOutput<'py>> {
-    let spec: RunSpec =
-        serde_json::from_str(spec_json).map_err(|e| spec_error("spec", &e.to_string()))?;
+    let spec = parse_spec(spec_json)?;
     let mut py_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64| -> bool {
@@ -107,11 +167,12 @@ fn run<'py>(
                 }
             })
         };
-        cclab_sim::run(&spec, Some(&mut cb))
+        guard(|| cclab_sim::run(&spec, Some(&mut cb)))
     });
     if let Some(e) = py_err {
         return Err(e);
     }
+    let result = result?;
     let mut result = result.map_err(|e| spec_error(&e.field, &e.message))?;
     if result.aborted {
         return Err(PyRuntimeError::new_err("simulation aborted"));
@@ -130,7 +191,57 @@ fn run<'py>(
 }
 
 fn parse_params(params_json: &str) -> PyResult<Params> {
-    serde_json::from_str(params_json).map_err(|e| spec_error("", &format!("params: {e}")))
+    serde_json::from_str(params_json)
+        .map_err(|e| spec_error("", &format!("params: {}", json_error(&e))))
+}
+
+/// Checks a run spec exactly as `run` would before simulating: `RunSpec::validate` (values, paths,
+/// bounds, the budget) and then building the simulation (every algorithm and queue discipline with
+/// its parameters), without running it. Returns the algorithms' warnings; raises [`SpecError`].
+/// With `build=false`, only `RunSpec::validate` (the real datapath's specs name kernel TCP flows,
+/// which the simulator cannot build).
+#[pyfunction]
+#[pyo3(signature = (spec_json, build=true))]
+fn validate_spec(py: Python<'_>, spec_json: &str, build: bool) -> PyResult<Vec<String>> {
+    let spec = parse_spec(spec_json)?;
+    let checked = py.allow_threads(|| {
+        guard(|| {
+            if build {
+                cclab_sim::Simulation::new(&spec).map(|s| s.warnings())
+            } else {
+                spec.validate().map(|()| Vec::new())
+            }
+        })
+    })?;
+    checked.map_err(|e| spec_error(&e.field, &e.message))
+}
+
+/// What running a spec is estimated to need (`cclab_spec::limits::estimate`): memory (bytes) and its
+/// terms, events, packet transmissions, packets in flight, time-series rows, trace records, and the
+/// budget the spec runs under.
+#[pyfunction]
+fn estimate(py: Python<'_>, spec_json: &str) -> PyResult<PyObject> {
+    let spec = parse_spec(spec_json)?;
+    let e = guard(|| cclab_spec::limits::estimate(&spec))?;
+    let budget = spec.limits.unwrap_or_default();
+    let d = PyDict::new_bound(py);
+    for (k, v) in [
+        ("memory", e.memory),
+        ("events", e.events),
+        ("packets", e.packets),
+        ("in_flight", e.in_flight),
+        ("series_rows", e.series_rows),
+        ("trace_records", e.trace_records),
+        ("memory_state", e.memory_state),
+        ("memory_series", e.memory_series),
+        ("memory_packets", e.memory_packets),
+        ("memory_trace", e.memory_trace),
+    ] {
+        d.set_item(k, v)?;
+    }
+    d.set_item("max_memory", budget.max_memory)?;
+    d.set_item("max_events", budget.max_events)?;
+    Ok(d.into_any().unbind())
 }
 
 /// Checks an algorithm name and its parameters; raises [`SpecError`] (`field`: "cc" or the parameter).
@@ -151,8 +262,8 @@ fn validate_sender(
         initial_cwnd,
         seed: 0,
     };
-    match registry::build_sender(name, &params, &env) {
-        Ok(b) => Ok(b.cc.warnings()),
+    match guard(|| registry::build_sender(name, &params, &env).map(|b| b.cc.warnings()))? {
+        Ok(w) => Ok(w),
         Err(e) => Err(spec_error(&e.field, &e.message)),
     }
 }
@@ -178,8 +289,7 @@ fn validate_queue(
         },
         packet_size,
     };
-    registry::build_queue(kind, &params, &env)
-        .map(|_| ())
+    guard(|| registry::build_queue(kind, &params, &env).map(|_| ()))?
         .map_err(|e| spec_error(&e.field, &e.message))
 }
 
@@ -199,9 +309,20 @@ fn limits() -> std::collections::BTreeMap<&'static str, u64> {
     cclab_spec::limits::ALL.iter().copied().collect()
 }
 
+/// Panics with `message` inside [`guard`]: for the tests of the "no panic reaches Python" contract
+/// (private: not part of the API).
+#[pyfunction]
+fn _panic(message: &str) -> PyResult<()> {
+    guard(|| panic!("{message}"))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    quiet_panics();
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
+    m.add_function(wrap_pyfunction!(validate_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate_sender, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;

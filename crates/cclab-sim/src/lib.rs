@@ -23,7 +23,11 @@ pub fn run(
     spec: &RunSpec,
     progress: Option<&mut dyn FnMut(f64) -> bool>,
 ) -> Result<RunResult, SpecError> {
-    Ok(Simulation::new(spec)?.run(progress))
+    let result = Simulation::new(spec)?.run(progress);
+    match result.over_budget {
+        Some(e) => Err(e),
+        None => Ok(result),
+    }
 }
 
 /// Runs a simulation from its JSON spec.

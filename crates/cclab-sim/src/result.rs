@@ -331,6 +331,11 @@ pub struct RunResult {
     pub stats_by_cc: BTreeMap<String, WindowSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats_total: Option<WindowSummary>,
+    /// Set if the run stopped because it went over its budget (events or packets in memory; the spec's
+    /// `limits`): what was exceeded, as an error naming `limits.max_events` / `limits.max_memory`.
+    /// [`crate::run`] turns it into its error.
+    #[serde(skip)]
+    pub over_budget: Option<crate::SpecError>,
 }
 
 #[cfg(test)]

@@ -80,7 +80,15 @@ pub struct Simulation {
     fseries: SeriesBuilder,
     lseries: SeriesBuilder,
     state_buf: Vec<(&'static str, f64)>,
+    /// The run's budget (the spec's `limits`), enforced while running: the estimate that let the run
+    /// start can be wrong (an algorithm that sends far above its path's rate), the budget cannot.
+    budget: cclab_spec::Budget,
+    over_budget: Option<crate::SpecError>,
 }
+
+/// Bytes a packet in the slab is counted at against the memory budget (the estimate's
+/// `cclab_spec::limits::PACKET_BYTES`: the slab entry and the endpoints' per-packet state).
+const SLAB_PACKET_BYTES: f64 = cclab_spec::limits::PACKET_BYTES;
 
 impl Simulation {
     /// Runs to the end. `progress` is called with the simulated time (seconds) at most every ~0.25 s
@@ -97,6 +105,10 @@ impl Simulation {
             self.events += 1;
             self.dispatch(ev);
             if self.events & 0xFFFF == 0 {
+                if self.check_budget() {
+                    aborted = true;
+                    break;
+                }
                 if let Some(cb) = progress.as_mut() {
                     let w = Instant::now();
                     if w.duration_since(last_report).as_secs_f64() >= 0.25 {
@@ -113,7 +125,49 @@ impl Simulation {
         if !aborted {
             self.now = self.end;
         }
-        self.finish(wall, aborted)
+        let over_budget = self.over_budget.take();
+        let mut result = self.finish(wall, aborted);
+        result.over_budget = over_budget;
+        result
+    }
+
+    /// Whether the run has gone over its budget (checked every 65536 events): events executed, or
+    /// packets in the network at once (the slab) beyond the memory budget. Records why.
+    fn check_budget(&mut self) -> bool {
+        let why = if self.events > self.budget.max_events {
+            Some((
+                "limits.max_events",
+                format!(
+                    "the run went over its budget of {} events at t = {:.3} s of {:.3} s (the estimate \
+                     it started on was too low: an algorithm sending far above its path's rate?); \
+                     make the run smaller, or raise [limits] max_events",
+                    cclab_spec::limits::show_count(self.budget.max_events as f64),
+                    to_secs(self.now),
+                    to_secs(self.end)
+                ),
+            ))
+        } else if self.slab.len() as f64 * SLAB_PACKET_BYTES > self.budget.max_memory as f64 {
+            Some((
+                "limits.max_memory",
+                format!(
+                    "the run went over its memory budget of {} at t = {:.3} s of {:.3} s: {} packets \
+                     in the network at once; make the run smaller, or raise [limits] max_memory",
+                    cclab_spec::limits::show_bytes(self.budget.max_memory as f64),
+                    to_secs(self.now),
+                    to_secs(self.end),
+                    self.slab.len()
+                ),
+            ))
+        } else {
+            None
+        };
+        match why {
+            Some((field, message)) => {
+                self.over_budget = Some(crate::SpecError::new(field, message));
+                true
+            }
+            None => false,
+        }
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -147,7 +201,7 @@ impl Simulation {
             Event::Traffic(s) => self.cross_send(s as usize),
             Event::Sample => {
                 self.sample();
-                let next = self.now + self.sample_every;
+                let next = self.now.saturating_add(self.sample_every);
                 if next <= self.end {
                     self.ev.push(next, Event::Sample);
                 }
@@ -215,9 +269,9 @@ impl Simulation {
                 let now = self.now;
                 let (delay, pipe) = &mut self.lines[d as usize];
                 let was_empty = pipe.q.is_empty();
-                pipe.q.push_back((now + *delay, i));
+                pipe.q.push_back((now.saturating_add(*delay), i));
                 if was_empty {
-                    let t = now + *delay;
+                    let t = now.saturating_add(*delay);
                     self.ev.push(t, Event::LineArrive(d));
                 }
             }

@@ -73,10 +73,10 @@ impl CrossSource {
             return (false, None);
         }
         let (send, next) = match self.kind {
-            Kind::Cbr => (true, now + from_secs(self.interval).max(1)),
+            Kind::Cbr => (true, now.saturating_add(from_secs(self.interval).max(1))),
             Kind::Poisson => (
                 true,
-                now + from_secs(exponential(&mut self.rng, self.interval)).max(1),
+                now.saturating_add(from_secs(exponential(&mut self.rng, self.interval)).max(1)),
             ),
             Kind::OnOff {
                 mean_on,
@@ -84,7 +84,7 @@ impl CrossSource {
                 shape,
             } => {
                 if now < self.on_until {
-                    (true, now + from_secs(self.interval).max(1))
+                    (true, now.saturating_add(from_secs(self.interval).max(1)))
                 } else if self.on_until == 0 || now >= self.on_until {
                     // The on period ended (or never began): draw an off period, then the next on period.
                     let off = if self.on_until == 0 {
@@ -92,9 +92,10 @@ impl CrossSource {
                     } else {
                         pareto(&mut self.rng, mean_off, shape)
                     };
-                    let start = now + from_secs(off);
-                    self.on_until = start + from_secs(pareto(&mut self.rng, mean_on, shape)).max(1);
-                    (false, start.max(now + 1))
+                    let start = now.saturating_add(from_secs(off));
+                    self.on_until = start
+                        .saturating_add(from_secs(pareto(&mut self.rng, mean_on, shape)).max(1));
+                    (false, start.max(now.saturating_add(1)))
                 } else {
                     unreachable!()
                 }

@@ -15,6 +15,7 @@ pub mod resolve;
 pub mod spec;
 mod validate;
 
+pub use limits::{Budget, Estimate};
 pub use spec::{FlowSpec, LinkSpec, RunSpec, StartSpec, TrafficSpec, TransportSpec};
 
 /// A spec that cannot run: the field (a path into the run spec, `flows[2].transport`) and what is

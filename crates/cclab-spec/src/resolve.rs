@@ -36,6 +36,9 @@ impl TransportSpec {
             delayed_ack: self.delayed_ack.max(1),
             delack_timeout: from_secs(self.delack_timeout),
             min_rto: from_secs(self.min_rto),
+            // RunSpec::validate keeps min_rto <= the maximum RTO; should a spec that skipped it get
+            // here, the maximum follows the minimum rather than the RTT estimator's clamp panicking.
+            max_rto: Config::default().max_rto.max(from_secs(self.min_rto)),
             sack: self.sack || recovery == Recovery::Sack,
             recovery,
             max_window: self

@@ -7,6 +7,7 @@
 //! paths. The drivers know nothing of dumbbells or graphs. JSON is the carrier (`serde_json`), so the
 //! same spec can be stored beside results and re-run exactly (in either driver).
 
+use crate::limits::Budget;
 use cclab_cc::params::Params;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +30,10 @@ pub struct RunSpec {
     /// Keep a per-packet event log (debugging; off by default: costs memory and time).
     #[serde(default)]
     pub trace_packets: bool,
+    /// The run's memory and event budget (the scenario's `[limits]`); None: the defaults
+    /// ([`Budget::default`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Budget>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -3,13 +3,20 @@
 //! resolved spec itself, so a spec written by hand or by another tool is rejected the same way.
 //! Building errors (an unknown algorithm, its parameters) are the drivers': they need the registry.
 
-use crate::limits::{self, MAX_DELAYED_ACK, MAX_SERIES_ROWS, SEED_LIMIT};
-use crate::spec::RunSpec;
+use crate::limits::{
+    self, MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_DELAYED_ACK, MAX_FLOWS, MAX_FLOW_SIZE,
+    MAX_INITIAL_CWND, MAX_PACKET_SIZE, MAX_RATE_BPS, MAX_RTO_NS, MAX_SERIES_ROWS, MAX_SHAPE,
+    MAX_TIME_NS, MAX_WINDOW_PKTS, MIN_PACKET_SIZE, MIN_RATE_BPS, SEED_LIMIT,
+};
+use crate::spec::{RunSpec, StartSpec};
 use crate::SpecError;
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError::new(field, message)
 }
+
+/// Longest time, seconds ([`MAX_TIME_NS`]).
+const MAX_TIME_S: f64 = MAX_TIME_NS as f64 / 1e9;
 
 /// Every link index in `path` names one of `links` links.
 fn check_path(path: &[usize], field: &str, links: usize) -> Result<(), SpecError> {
@@ -24,18 +31,52 @@ fn check_path(path: &[usize], field: &str, links: usize) -> Result<(), SpecError
     Ok(())
 }
 
+/// A time (seconds) in [0, `max`] (NaN and infinities are not).
+fn check_time(t: f64, field: impl Into<String>, max: f64) -> Result<(), SpecError> {
+    if !(0.0..=max).contains(&t) {
+        return Err(err(
+            field,
+            format!("must be a time in [0, {max} s], got {t}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A rate (bit/s) in [[`MIN_RATE_BPS`], [`MAX_RATE_BPS`]].
+fn check_rate(r: f64, field: impl Into<String>) -> Result<(), SpecError> {
+    if !(MIN_RATE_BPS as f64..=MAX_RATE_BPS as f64).contains(&r) {
+        return Err(err(
+            field,
+            format!("must be in [{MIN_RATE_BPS}, {MAX_RATE_BPS}] bit/s, got {r}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A packet size (bytes) in [[`MIN_PACKET_SIZE`], [`MAX_PACKET_SIZE`]].
+fn check_packet_size(ps: u32, field: impl Into<String>) -> Result<(), SpecError> {
+    if !(MIN_PACKET_SIZE..=MAX_PACKET_SIZE).contains(&(ps as u64)) {
+        return Err(err(
+            field,
+            format!("must be in [{MIN_PACKET_SIZE}, {MAX_PACKET_SIZE}] bytes, got {ps}"),
+        ));
+    }
+    Ok(())
+}
+
 impl RunSpec {
     /// Checks the spec; the first problem found is the error, naming its field. Order: run times,
-    /// seed, links, flows, cross traffic, then the time-series size.
+    /// seed, links, flows, cross traffic, the time-series size, then the budget
+    /// ([`limits::estimate`] against the spec's `limits`).
     pub fn validate(&self) -> Result<(), SpecError> {
-        if !(self.duration > 0.0 && self.duration.is_finite()) {
+        if !(self.duration > 0.0 && self.duration <= MAX_TIME_S) {
             return Err(err(
                 "duration",
-                format!("must be > 0, got {}", self.duration),
+                format!("must be > 0 and <= {MAX_TIME_S} s, got {}", self.duration),
             ));
         }
         // NaN is rejected too.
-        if self.sample_interval.is_nan() || self.sample_interval <= 0.0 {
+        if !(self.sample_interval > 0.0 && self.sample_interval <= MAX_TIME_S) {
             return Err(err(
                 "sample_interval",
                 format!("must be > 0, got {}", self.sample_interval),
@@ -58,14 +99,26 @@ impl RunSpec {
                     format!("must be > 0, got {}", l.rate_bps),
                 ));
             }
+            check_rate(l.rate_bps, format!("links[{i}].rate_bps"))?;
             if l.delay.is_nan() || l.delay < 0.0 {
                 return Err(err(
                     format!("links[{i}].delay"),
                     format!("must be >= 0, got {}", l.delay),
                 ));
             }
+            check_time(l.delay, format!("links[{i}].delay"), MAX_TIME_S)?;
             if l.buffer_pkts == Some(0) || l.buffer_bytes == Some(0) {
                 return Err(err(format!("links[{i}].buffer"), "must be > 0"));
+            }
+            if l.buffer_pkts.is_some_and(|p| p as u64 > MAX_BUFFER_PKTS)
+                || l.buffer_bytes.is_some_and(|b| b > MAX_BUFFER_BYTES)
+            {
+                return Err(err(
+                    format!("links[{i}].buffer"),
+                    format!(
+                        "must be at most {MAX_BUFFER_PKTS} packets and {MAX_BUFFER_BYTES} bytes"
+                    ),
+                ));
             }
             if !(0.0..=1.0).contains(&l.loss) {
                 return Err(err(
@@ -74,18 +127,53 @@ impl RunSpec {
                 ));
             }
             for (k, &(t, p)) in l.loss_schedule.iter().enumerate() {
-                if !(0.0..=1.0).contains(&p) || t < 0.0 {
+                if !(0.0..=1.0).contains(&p) || !(0.0..=MAX_TIME_S).contains(&t) {
                     return Err(err(
                         format!("links[{i}].loss_schedule[{k}]"),
-                        "needs t >= 0 and p in [0, 1]",
+                        format!("needs t in [0, {MAX_TIME_S} s] and p in [0, 1]"),
                     ));
                 }
             }
         }
         let nl = self.links.len();
+        if self.flows.len() as u64 > MAX_FLOWS {
+            return Err(err(
+                "flows",
+                format!("at most {MAX_FLOWS} flows, got {}", self.flows.len()),
+            ));
+        }
         for (i, f) in self.flows.iter().enumerate() {
             check_path(&f.path, &format!("flows[{i}].path"), nl)?;
             check_path(&f.ack_path, &format!("flows[{i}].ack_path"), nl)?;
+            for (name, t) in [
+                ("extra_delay_fwd", f.extra_delay_fwd),
+                ("extra_delay_rev", f.extra_delay_rev),
+                ("rtt", f.rtt),
+            ] {
+                check_time(t, format!("flows[{i}].{name}"), MAX_TIME_S)?;
+            }
+            match f.start {
+                StartSpec::At(s) => check_time(s, format!("flows[{i}].start"), MAX_TIME_S)?,
+                StartSpec::Uniform([lo, hi]) => {
+                    check_time(lo, format!("flows[{i}].start"), MAX_TIME_S)?;
+                    check_time(hi, format!("flows[{i}].start"), MAX_TIME_S)?;
+                    if lo > hi {
+                        return Err(err(
+                            format!("flows[{i}].start"),
+                            format!("[lo, hi] needs lo <= hi, got [{lo}, {hi}]"),
+                        ));
+                    }
+                }
+            }
+            if let Some(s) = f.stop {
+                check_time(s, format!("flows[{i}].stop"), MAX_TIME_S)?;
+            }
+            if f.size.is_some_and(|b| b > MAX_FLOW_SIZE) {
+                return Err(err(
+                    format!("flows[{i}].size"),
+                    format!("must be at most {MAX_FLOW_SIZE} bytes"),
+                ));
+            }
             let t = &f.transport;
             if t.mss == 0 || t.packet_size <= t.mss {
                 return Err(err(
@@ -93,11 +181,39 @@ impl RunSpec {
                     "needs 0 < mss < packet_size",
                 ));
             }
+            check_packet_size(t.packet_size, format!("flows[{i}].transport.packet_size"))?;
             if !(1..=MAX_DELAYED_ACK).contains(&t.delayed_ack) {
                 return Err(err(
                     format!("flows[{i}].transport.delayed_ack"),
                     format!("must be in [1, {MAX_DELAYED_ACK}], got {}", t.delayed_ack),
                 ));
+            }
+            if !(t.initial_cwnd > 0.0 && t.initial_cwnd <= MAX_INITIAL_CWND as f64) {
+                return Err(err(
+                    format!("flows[{i}].transport.initial_cwnd"),
+                    format!(
+                        "must be in (0, {MAX_INITIAL_CWND}] packets, got {}",
+                        t.initial_cwnd
+                    ),
+                ));
+            }
+            check_time(
+                t.delack_timeout,
+                format!("flows[{i}].transport.delack_timeout"),
+                MAX_TIME_S,
+            )?;
+            check_time(
+                t.min_rto,
+                format!("flows[{i}].transport.min_rto"),
+                MAX_RTO_NS as f64 / 1e9,
+            )?;
+            if let Some(w) = t.max_window {
+                if !(1..=MAX_WINDOW_PKTS).contains(&(w as u64)) {
+                    return Err(err(
+                        format!("flows[{i}].transport.max_window"),
+                        format!("must be in [1, {MAX_WINDOW_PKTS}] packets, got {w}"),
+                    ));
+                }
             }
         }
         for (i, t) in self.traffic.iter().enumerate() {
@@ -109,6 +225,22 @@ impl RunSpec {
             if t.packet_size == 0 {
                 return Err(err(field, "packet_size must be > 0"));
             }
+            check_rate(t.rate_bps, format!("traffic[{i}].rate_bps"))?;
+            check_packet_size(t.packet_size, format!("traffic[{i}].packet_size"))?;
+            check_time(t.start, format!("traffic[{i}].start"), MAX_TIME_S)?;
+            if let Some(s) = t.stop {
+                check_time(s, format!("traffic[{i}].stop"), MAX_TIME_S)?;
+            }
+            for (name, m) in [("mean_on", t.mean_on), ("mean_off", t.mean_off)] {
+                if let Some(m) = m {
+                    if !(m > 0.0 && m <= MAX_TIME_S) {
+                        return Err(err(
+                            format!("traffic[{i}].{name}"),
+                            format!("must be a time in (0, {MAX_TIME_S} s], got {m}"),
+                        ));
+                    }
+                }
+            }
             match t.kind.as_str() {
                 "cbr" | "poisson" => {}
                 "onoff" => {
@@ -116,6 +248,12 @@ impl RunSpec {
                         return Err(err(
                             field,
                             format!("shape must be > 1 (finite mean), got {shape}"),
+                        ));
+                    }
+                    if let Some(shape) = t.shape.filter(|&s| s.is_nan() || s > MAX_SHAPE as f64) {
+                        return Err(err(
+                            field,
+                            format!("shape must be <= {MAX_SHAPE}, got {shape}"),
                         ));
                     }
                 }
@@ -140,6 +278,39 @@ impl RunSpec {
                     "{} s would record {rows} time-series rows (samples × (flows + links)); at \
                      most {MAX_SERIES_ROWS}: use a coarser sample_interval",
                     self.sample_interval
+                ),
+            ));
+        }
+        self.check_budget()
+    }
+
+    /// The run's estimate ([`limits::estimate`]) within its budget (the spec's `limits`, default
+    /// [`Budget::default`](crate::limits::Budget::default)).
+    pub fn check_budget(&self) -> Result<(), SpecError> {
+        let budget = self.limits.unwrap_or_default();
+        let e = limits::estimate(self);
+        // NaN never passes.
+        if e.memory.is_nan() || e.memory > budget.max_memory as f64 {
+            return Err(err(
+                "limits.max_memory",
+                format!(
+                    "the run needs an estimated {} of memory ({}), over the budget of {}: \
+                     raise it ([limits] max_memory) or make the run smaller",
+                    limits::show_bytes(e.memory),
+                    e.memory_breakdown(),
+                    limits::show_bytes(budget.max_memory as f64)
+                ),
+            ));
+        }
+        if e.events.is_nan() || e.events > budget.max_events as f64 {
+            return Err(err(
+                "limits.max_events",
+                format!(
+                    "the run needs an estimated {} events ({} packet transmissions), over the \
+                     budget of {}: raise it ([limits] max_events) or make the run smaller",
+                    limits::show_count(e.events),
+                    limits::show_count(e.packets),
+                    limits::show_count(budget.max_events as f64)
                 ),
             ));
         }
@@ -187,6 +358,7 @@ mod tests {
             }],
             traffic: vec![],
             trace_packets: false,
+            limits: None,
         }
     }
 
@@ -254,6 +426,85 @@ mod tests {
         assert_eq!(field(&s), "traffic[0]");
         s.traffic[0].path = vec![7];
         assert_eq!(field(&s), "traffic[0].path[0]");
+    }
+
+    #[test]
+    fn times_rates_and_windows_are_bounded() {
+        // Each of these used to reach the engine: a panic (min_rto > max_rto in the RTT estimator's
+        // clamp), a wrapped clock (huge delays, tiny rates) or a near-endless first burst.
+        let mut s = spec();
+        s.flows[0].transport.min_rto = 100.0;
+        assert_eq!(field(&s), "flows[0].transport.min_rto");
+        let mut s = spec();
+        s.links[0].rate_bps = 1e-6;
+        assert_eq!(field(&s), "links[0].rate_bps");
+        let mut s = spec();
+        s.links[0].delay = 1e12;
+        assert_eq!(field(&s), "links[0].delay");
+        let mut s = spec();
+        s.flows[0].extra_delay_fwd = f64::INFINITY;
+        assert_eq!(field(&s), "flows[0].extra_delay_fwd");
+        let mut s = spec();
+        s.flows[0].start = StartSpec::Uniform([f64::NAN, 1.0]);
+        assert_eq!(field(&s), "flows[0].start");
+        let mut s = spec();
+        s.flows[0].transport.initial_cwnd = 1e10;
+        assert_eq!(field(&s), "flows[0].transport.initial_cwnd");
+        let mut s = spec();
+        s.flows[0].transport.max_window = Some(u32::MAX);
+        assert_eq!(field(&s), "flows[0].transport.max_window");
+        let mut s = spec();
+        s.duration = 1e300;
+        assert_eq!(field(&s), "duration");
+        let mut s = spec();
+        s.links[0].buffer_pkts = Some(u32::MAX);
+        assert_eq!(field(&s), "links[0].buffer");
+    }
+
+    #[test]
+    fn the_budget_holds_and_can_be_raised() {
+        use crate::limits::{estimate, Budget};
+        // 1-byte-scale cross traffic is refused by size; at the smallest size and the highest rate
+        // for long enough, by events.
+        let mut s = spec();
+        s.duration = 1000.0;
+        s.measure = [0.0, 1000.0];
+        s.sample_interval = 10.0;
+        s.links[0].rate_bps = 1e13;
+        // (with a delay, the packets on its wire alone would need 30 GB)
+        s.links[0].delay = 0.0;
+        s.traffic.push(TrafficSpec {
+            kind: "cbr".into(),
+            rate_bps: 1e13,
+            packet_size: 64,
+            start: 0.0,
+            stop: None,
+            path: vec![0],
+            mean_on: None,
+            mean_off: None,
+            shape: None,
+        });
+        assert_eq!(field(&s), "limits.max_events");
+        s.limits = Some(Budget {
+            max_memory: u64::MAX,
+            max_events: u64::MAX,
+        });
+        assert_eq!(s.validate(), Ok(()));
+        // Many flows: refused by memory, the message gives the estimate and the budget.
+        let mut s = spec();
+        s.flows = vec![s.flows[0].clone(); 1_000_000];
+        s.sample_interval = 10.0;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "limits.max_memory");
+        assert!(
+            e.message.contains("over the budget of 4.0 GiB"),
+            "{}",
+            e.message
+        );
+        assert!(estimate(&s).memory > 4e9);
+        // The small spec is far inside.
+        let e = estimate(&spec());
+        assert!(e.memory < 64e6 && e.events < 1e7, "{e:?}");
     }
 
     #[test]

@@ -85,6 +85,7 @@ fn spec(
         flows,
         traffic: vec![],
         trace_packets: trace,
+        limits: None,
     }
 }
 

@@ -159,6 +159,11 @@ fn build_flow(
 }
 
 impl Simulation {
+    /// The algorithms' warnings found while building (before running).
+    pub fn warnings(&self) -> Vec<String> {
+        self.result.warnings.clone()
+    }
+
     /// Validates `spec` ([`RunSpec::validate`]) and builds the simulation; an algorithm or queue
     /// discipline that rejects its parameters is an error naming the field too.
     pub fn new(spec: &RunSpec) -> Result<Simulation, SpecError> {
@@ -225,6 +230,8 @@ impl Simulation {
             fseries: SeriesBuilder::with_columns(FLOW_COLUMNS),
             lseries: SeriesBuilder::with_columns(LINK_COLUMNS),
             state_buf: Vec::with_capacity(16),
+            budget: spec.limits.unwrap_or_default(),
+            over_budget: None,
         };
         for i in 0..sim.flows.len() {
             let f = &sim.flows[i];

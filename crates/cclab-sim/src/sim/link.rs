@@ -176,7 +176,7 @@ impl Simulation {
         }
         link.busy = true;
         link.in_service = i;
-        let done = now + tx_time(p.bytes as u64, link.rate_bps);
+        let done = now.saturating_add(tx_time(p.bytes as u64, link.rate_bps));
         self.ev.push(done, Event::TxDone(l as u32));
     }
 
@@ -187,7 +187,7 @@ impl Simulation {
         let i = link.in_service;
         let delay = link.delay;
         if delay > 0 {
-            let arrive = now + delay;
+            let arrive = now.saturating_add(delay);
             // One pending LinkArrive per non-empty pipe: schedule only when the pipe was empty.
             if link.pipe.q.is_empty() {
                 self.ev.push(arrive, Event::LinkArrive(l as u32));

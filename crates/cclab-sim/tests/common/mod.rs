@@ -74,6 +74,7 @@ pub fn dumbbell(
         flows,
         traffic: vec![],
         trace_packets: false,
+        limits: None,
     }
 }
 
