@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: run test setup build rust-test py-test bench lint clean
+.PHONY: run test setup build rust-test py-test bench lint clean fuzz-scenarios
 
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
@@ -47,6 +47,12 @@ test: setup
 
 bench: build
 	$(PY) bench/run.py
+
+# The long fuzzing campaign of the scenario error contract (tests/fuzz/campaign.py; the fast one is
+# tests/test_fuzz_contract.py). Its last result is recorded in docs/scenario.md, "Fuzzing".
+FUZZ_SEED ?= 1
+fuzz-scenarios: build
+	$(PY) tests/fuzz/campaign.py --cases 200000 --runs 2000 --files 5000 --seed $(FUZZ_SEED)
 
 # Rust: rustfmt and clippy; Python: ruff and mypy (their settings are in pyproject.toml).
 lint: setup
