@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: run test setup build rust-test py-test bench lint stubtest clean fuzz
+.PHONY: run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
 
 # Re-run when the pip line below changes too (the Makefile), so an existing .venv gets a new package.
 $(VENV)/.deps: pyproject.toml Makefile
@@ -68,6 +68,12 @@ fuzz:
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --debug-assertions $(FUZZ_TARGET) \
 		corpus/$(FUZZ_TARGET) seeds/$(FUZZ_TARGET) -- \
 		-max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1
+
+# The long fuzzing campaign of the scenario error contract (tests/fuzz/campaign.py; the fast one is
+# tests/test_fuzz_contract.py). Its last result is recorded in docs/scenario.md, "Fuzzing".
+FUZZ_SEED ?= 1
+fuzz-scenarios: build
+	$(PY) tests/fuzz/campaign.py --cases 200000 --runs 2000 --files 5000 --seed $(FUZZ_SEED)
 
 # Rust: rustfmt and clippy; Python: ruff and mypy (their settings are in pyproject.toml), and the
 # compiled module's stub checked against it (mypy.stubtest).

@@ -44,10 +44,15 @@ def check_error(e: ScenarioError) -> Optional[str]:
     return None
 
 
-def check_validation(case: Any) -> tuple[Optional[str], Optional[cclab.Scenario]]:
-    """(finding or None, the scenario if accepted) for one scenario dict."""
+def check_validation(case: Any, datapath: str = "sim") -> tuple[Optional[str], Optional[cclab.Scenario]]:
+    """(finding or None, the scenario if accepted) for one scenario dict, validated for ``datapath``
+    ("net": also against what the real datapath runs, as ``cclab net run --loopback`` checks it)."""
     try:
-        sc = cclab.Scenario.from_dict(case)
+        sc = cclab.Scenario.from_dict(case, datapath=datapath)
+        if datapath == "net":
+            from cclab import net
+
+            net.validate(sc, loopback=True)
     except ScenarioError as e:
         return check_error(e), None
     except Exception as e:  # the contract's "never": anything else is a finding
