@@ -96,6 +96,19 @@ def test_short_runs_of_accepted_cases(cases):
     assert findings == [], "\n".join(findings[:20])
 
 
+def test_algorithm_and_queue_parameters_at_the_edges():
+    findings, ran = [], 0
+    for i, case in enumerate(mutate.param_cases(seed=13, n=200)):
+        finding, sc = contract.check_validation(case)
+        if finding is None and sc is not None:
+            ran += 1
+            finding = contract.check_run(case)
+        if finding:
+            findings.append(f"case {i}: {finding}")
+    assert ran > 10
+    assert findings == [], "\n".join(findings[:20])
+
+
 def test_assignments_keep_the_contract(cases):
     # Any nasty value assigned to a field of a valid scenario: refused at once, or accepted and then
     # refused (or run) by cclab.run, which validates the scenario again.

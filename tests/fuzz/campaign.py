@@ -26,6 +26,7 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=200_000, help="mutated scenarios validated")
     ap.add_argument("--runs", type=int, default=2_000, help="short runs of accepted cases")
     ap.add_argument("--files", type=int, default=5_000, help="files through `cclab validate` (CLI, in-process)")
+    ap.add_argument("--params", type=int, default=2_000, help="runs with random algorithm and queue parameters")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
@@ -68,6 +69,19 @@ def main() -> int:
             note(f"run of case {i}", finding)
     tr = time.monotonic() - tr
 
+    tp = time.monotonic()
+    param_runs = 0
+    for i, case in enumerate(mutate.param_cases(args.seed, args.params)):
+        finding, sc = contract.check_validation(case)
+        if finding:
+            note(f"params case {i}", finding)
+        if sc is not None:
+            param_runs += 1
+            finding = contract.check_run(case)
+            if finding:
+                note(f"run of params case {i}", finding)
+    tp = time.monotonic() - tp
+
     tf = time.monotonic()
     runner = CliRunner()
     rng = random.Random(args.seed)
@@ -91,7 +105,8 @@ def main() -> int:
 
     total = time.monotonic() - t0
     print(f"seed {args.seed}: {args.cases} cases validated in {tv:.1f} s ({accepted} accepted), {runs} short runs in "
-          f"{tr:.1f} s, {files} files through `cclab validate` in {tf:.1f} s; {total:.1f} s in all")
+          f"{tr:.1f} s, {args.params} parameter cases in {tp:.1f} s ({param_runs} ran), {files} files through "
+          f"`cclab validate` in {tf:.1f} s; {total:.1f} s in all")
     print(f"findings: {sum(findings.values())} ({len(findings)} distinct)")
     for key, n in findings.most_common():
         print(f"  {n} x {example[key]}")

@@ -142,3 +142,47 @@ def cases(seed: int, n: int) -> Iterator[Any]:
     yield from graph_cases()
     for _ in range(n):
         yield mutate(rng, rng.choice(bases))
+
+
+PARAM_VALUES: list[Any] = [0, -1, 1, 0.5, 2, 3, 100, 0.999, 1.0001, 1e-300, 1e-9, 1e9, 1e18, 1e300, 2**62, True, False, "x"]
+
+
+def _allowed(kind: str, name: str) -> list[str]:
+    """The parameter names an algorithm or queue takes, from the registry's "unknown parameter" message."""
+    from cclab import _native
+
+    try:
+        if kind == "cc":
+            _native.validate_sender(name, '{"zz_unknown": 1}')
+        else:
+            _native.validate_queue(name, '{"zz_unknown": 1}', 1e7, 100)
+    except _native.SpecError as e:
+        if "allowed:" in e.message:
+            return [x.strip() for x in e.message.split("allowed:")[1].split(",")]
+    return []
+
+
+def param_cases(seed: int, n: int) -> Iterator[dict]:
+    """n short dumbbell scenarios with random algorithm and queue parameters (extreme values included),
+    random transports and links: the algorithms' and queues' own checks and their behaviour at the edges."""
+    import cclab
+
+    rng = random.Random(seed)
+    ccs = {c: _allowed("cc", c) for c in cclab.algorithms()}
+    queues = {q: _allowed("queue", q) for q in cclab.queues()}
+    for i in range(n):
+        cc, q = rng.choice(sorted(ccs)), rng.choice(sorted(queues))
+        if cc == "maxnet" and rng.random() < 0.5:
+            q = "maxnet"
+        fp = {k: rng.choice(PARAM_VALUES) for k in rng.sample(ccs[cc], min(len(ccs[cc]), rng.randint(0, 3)))}
+        qp = {k: rng.choice(PARAM_VALUES) for k in rng.sample(queues[q], min(len(queues[q]), rng.randint(0, 3)))}
+        yield {
+            "name": "params", "duration": f"{rng.choice([0.5, 1, 2])}s", "seed": i,
+            "topology": {"bottleneck": {"rate": rng.choice(["1Mbps", "20Mbps", "1Gbps"]), "queue": q, "params": qp,
+                                        "buffer": rng.choice(["BDP", 5, "0.1BDP", 10000]), "loss": rng.choice([0, 0.01, 0.5])}},
+            "flows": [{"cc": cc, "rtt": rng.choice(["1ms", "40ms", "1s"]), "params": fp, "count": rng.choice([1, 3]),
+                       "start": ["0s", "0.2s"]}],
+            "transport": {"delayed_ack": rng.choice([1, 2, 64]), "initial_cwnd": rng.choice([1, 10, 1000]),
+                          "sack": rng.random() < 0.5, "ecn": rng.random() < 0.3},
+            "limits": {"max_events": 5e6},
+        }
