@@ -386,6 +386,8 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         sc = Scenario.load(scenario, datapath="net")
         if seed is not None and not 0 <= seed < 2**63:
             raise ScenarioError([("--seed", f"must be an integer in [0, 2^63), got {seed}")])
+        # What the real datapath cannot run is refused before the results folder is created.
+        net.validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
         out = out or _default_out(sc.name, "-net")
         prepare_out(out, "--out")
         res = net.run(sc, out, seed=seed, progress=not quiet, plots=not no_plots, loopback=loopback)
