@@ -107,6 +107,7 @@ def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_pack
     sc = Scenario.load(scenario)
     if seed is not None and not 0 <= seed < 2**63:
         raise ScenarioError([("--seed", f"must be an integer in [0, 2^63), got {seed}")])
+    sc.to_spec(seed=seed, trace_packets=trace_packets or None)  # bad input is refused before a folder is made
     out = out or _default_out(sc.name)
     prepare_out(out, "--out")
     try:
