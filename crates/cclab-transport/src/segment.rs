@@ -63,6 +63,19 @@ impl DataSegment {
 }
 
 impl AckSegment {
+    /// Tests: an ACK triggered by `d` with cumulative point `cum_ack`, echoing `d` as the receiver does.
+    #[cfg(test)]
+    pub(crate) fn echoing(d: &DataSegment, cum_ack: u64) -> AckSegment {
+        AckSegment {
+            cum_ack,
+            ts_echo: d.ts,
+            acked_seq: d.seq,
+            acked_flags: d.flags,
+            acked_bytes: d.payload,
+            ..Default::default()
+        }
+    }
+
     /// Bytes on the wire: ACKs are `header_bytes` long (SACK blocks are assumed to fit in the option
     /// space the header size already counts, as TCP timestamps + 3 SACK blocks fit in 40 option bytes).
     #[inline]

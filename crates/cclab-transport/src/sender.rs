@@ -657,14 +657,7 @@ mod tests {
 
     /// An ACK triggered by `d`, echoing it as the receiver does.
     fn echo(d: &DataSegment, cum_ack: u64) -> AckSegment {
-        AckSegment {
-            cum_ack,
-            ts_echo: d.ts,
-            acked_seq: d.seq,
-            acked_flags: d.flags,
-            acked_bytes: d.payload,
-            ..Default::default()
-        }
+        AckSegment::echoing(d, cum_ack)
     }
 
     #[test]

@@ -121,13 +121,7 @@ mod tests {
     }
 
     fn echo(d: &DataSegment) -> AckSegment {
-        AckSegment {
-            ts_echo: d.ts,
-            acked_seq: d.seq,
-            acked_flags: d.flags,
-            acked_bytes: d.payload,
-            ..Default::default()
-        }
+        AckSegment::echoing(d, 0)
     }
 
     #[test]
