@@ -244,8 +244,10 @@ def _print_report(rep: Report) -> None:
                   ("criterion", {"ratio": 2}), ("holds", {"justify": "center"})):
         t.add_column(c, **kw)
     for claim in rep.claims:
-        t.add_row(claim.claim, claim.paper, claim.measured, claim.criterion,
-                  {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[claim.holds])
+        verdict = {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[claim.holds]
+        if claim.seeds_held is not None:
+            verdict += f"\n({claim.seeds_held[0]}/{claim.seeds_held[1]} seeds)"
+        t.add_row(claim.claim, claim.paper, claim.measured, claim.criterion, verdict)
     Console(width=160).print(t)
 
 
