@@ -62,6 +62,9 @@ class Experiment:
     # The figures the paper shows, drawn from our runs in the same form, for ``cclab report``: name ->
     # matplotlib Figure (the caller saves and closes them). None: the experiment has no figure of its own.
     figures: Optional[Callable[[Runs], dict[str, Any]]] = None
+    # Why the verdicts come out as they do, in Markdown, computed from the runs (every number in it is
+    # measured, none typed in): docs/reproduce.md and the HTML report print it under the table.
+    explain: Optional[Callable[[Runs, list[Claim]], str]] = None
 
 
 @dataclass
@@ -70,12 +73,13 @@ class Report:
     quick: bool
     claims: list[Claim]
     runs: dict[str, list[dict]] = field(default_factory=dict)  # variant -> summaries (one per seed)
+    explanation: str = ""  # Experiment.explain's text for these runs
 
     def to_json(self) -> dict:
         e = self.experiment
         return {"id": e.id, "paper": e.paper, "title": e.title, "scenario": e.scenario, "quick": self.quick,
                 "seeds": list(e.seeds), "notes": e.notes, "claims": [asdict(c) for c in self.claims],
-                "runs": self.runs}
+                "explanation": self.explanation, "runs": self.runs}
 
 
 def all_flows_as(cc: str, params: Optional[dict] = None) -> Callable[[dict], dict]:
@@ -140,7 +144,9 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
             if out is not None:
                 where = Path(out) / (name if len(e.seeds) == 1 else f"{name}-seed{seed}")
             results[name].append(_run_once(d, where))
-    rep = Report(e, quick, e.claims(results), {k: [r.summary for r in v] for k, v in results.items()})
+    claims = e.claims(results)
+    rep = Report(e, quick, claims, {k: [r.summary for r in v] for k, v in results.items()},
+                 e.explain(results, claims) if e.explain else "")
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         tmp = Path(out) / "reproduce.json.partial"
