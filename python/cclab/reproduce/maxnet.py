@@ -169,7 +169,7 @@ def _m3_claims(res: Runs) -> list[Claim]:
     j = per_seed(runs, lambda r: w.jain_of(r, last(r)[2], *second_half(*last(r)[:2])))
     t_eq = per_seed(runs, lambda r: _wire_settle(r, 2, last(r)[0], last(r)[1], MU * _rate(r) / 3))
     ratio = per_seed(runs, lambda r: w.goodput(r, 2, *second_half(*last(r)[:2]))
-                     / np.mean(w.goodputs(r, [0, 1], *second_half(*last(r)[:2]))))
+                     / float(np.mean(w.goodputs(r, [0, 1], *second_half(*last(r)[:2])))))
     return [
         judged("the three rates become equal despite the RTTs (56, 56, 28 ms)", "equal rates (Fig. 12)", j,
                "Jain ≥ 0.99 (second half after the join)", lambda v: v >= 0.99, fmt="{:.4f}"),
