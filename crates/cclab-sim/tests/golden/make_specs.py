@@ -32,7 +32,7 @@ def build_specs() -> dict[str, dict]:
     # Every shipped scenario, shortened (the engine paths they use, not their full length).
     for path in sorted(SCEN.glob("*.toml")):
         data = tomllib.loads(path.read_text())
-        for duration in (6.0, 25.0, 65.0, 100.0):  # long enough for the scenario's last flow start
+        for duration in (6.0, 25.0, 65.0, 100.0, 130.0, 220.0):  # long enough for the last flow start
             try:
                 sc = Scenario.from_dict(shorten(data, duration))
                 break
