@@ -170,7 +170,7 @@ def _run_once(d: dict, where: Optional[Path]) -> Result:
         try:
             same_spec = json.loads((where / "spec.json").read_text()) == json.loads(json.dumps(spec))
             meta = json.loads(done.read_text()).get("meta") or {}
-            if same_spec and meta.get("version") == provenance.version():
+            if same_spec and meta.get("cclab_version") == provenance.version():
                 return Result.load(where)
         except (OSError, ValueError):
             pass  # unreadable: redo it
