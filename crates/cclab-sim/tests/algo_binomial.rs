@@ -1,8 +1,8 @@
 //! Binomial congestion control acceptance (B1 and B7 in docs/experiments.md; Bansal & Balakrishnan 2001).
 //!
 //! * B7 / eq. 7: under random loss on a path that loss, not capacity, limits, λ ∝ p^(−1/(k+l+1)): the
-//!   exponent fitted over p ∈ {0.1, 0.2, 0.5, 1}% is within 15% of 1/(k+l+1) (= ½ for AIMD, IIAD and
-//!   SQRT, which all satisfy the k + l rule).
+//!   exponent fitted over p ∈ {0.1, 0.2, 0.5, 1}% is within 10% of 1/(k+l+1) for AIMD, IIAD and SQRT
+//!   (k + l = 1, exponent ½) and for k + l = 0.5 and 1.5 (⅔ and ⅖).
 //! * B1: one TCP (NewReno) and one binomial flow over RED, 3 Mbit/s, 50 ms, buffer = BDP,
 //!   min_th 0.2Q, max_th 0.8Q, 1 KB packets, starts uniform in [0, 2] s, throughput over 50–200 s, five
 //!   seeds: TCP/binomial ratio in [0.75, 1.33] when k + l = 1; binomial gets more when k + l = 0.5 and
@@ -24,18 +24,19 @@ fn loglog_slope(x: &[f64], y: &[f64]) -> f64 {
 #[test]
 fn throughput_law_exponent_under_random_loss() {
     let ps = [0.001, 0.002, 0.005, 0.01];
-    for cc in ["binomial", "iiad", "sqrt"] {
-        let b = cclab_cc::algorithms::binomial::Binomial::new(
-            match cc {
-                "iiad" => "iiad",
-                "sqrt" => "sqrt",
-                _ => "binomial",
-            },
-            1.0,
-            &Default::default(),
-        )
-        .unwrap()
-        .params();
+    // k + l = 1 members (AIMD, IIAD, SQRT) share Reno's exponent ½; k + l = 0.5 and 1.5 (k = l) have
+    // 1/(k+l+1) = ⅔ and ⅖, so the test tells the law apart from "every member behaves like Reno".
+    let members: [(&str, &str, &[(&str, f64)]); 5] = [
+        ("aimd", "binomial", &[]),
+        ("iiad", "iiad", &[]),
+        ("sqrt", "sqrt", &[]),
+        ("k+l=0.5", "binomial", &[("k", 0.25), ("l", 0.25)]),
+        ("k+l=1.5", "binomial", &[("k", 0.75), ("l", 0.75)]),
+    ];
+    for (name, cc, extra) in members {
+        let b = cclab_cc::algorithms::binomial::Binomial::new(cc, 1.0, &param(extra))
+            .unwrap()
+            .params();
         let mut goodput = Vec::new();
         for &p in &ps {
             // 100 Mbit/s, 50 ms: at p = 0.1% eq. 7 predicts ~10 Mbit/s, so loss, not the link, limits.
@@ -43,7 +44,9 @@ fn throughput_law_exponent_under_random_loss() {
             // at p = 0.1% overshoots to several hundred packets, which IIAD (−1 per loss event) takes
             // minutes to drain (its slow response is the paper's point, not what this test measures).
             let mut f = flow(cc, 0.05, 0);
-            f.params = param(&[("initial_ssthresh", 16.0)]);
+            let mut ps_ = vec![("initial_ssthresh", 16.0)];
+            ps_.extend_from_slice(extra);
+            f.params = param(&ps_);
             let mut spec = dumbbell(100e6, 2000, "droptail", vec![f], 300.0, 7);
             spec.links[0].loss = p;
             spec.measure = [20.0, 300.0];
@@ -55,7 +58,7 @@ fn throughput_law_exponent_under_random_loss() {
             let e = b.loss_exponent();
             let theory = (b.alpha / b.beta).powf(e) / (0.05 * p.powf(e)) * 1448.0 * 8.0;
             eprintln!(
-                "{cc} p {p}: goodput {:.3} Mbit/s (eq. 7: {:.3}), timeouts {}",
+                "{name} p {p}: goodput {:.3} Mbit/s (eq. 7: {:.3}), timeouts {}",
                 r.flows[0].goodput_bps / 1e6,
                 theory / 1e6,
                 r.flows[0].timeouts
@@ -64,10 +67,11 @@ fn throughput_law_exponent_under_random_loss() {
         }
         let e = -loglog_slope(&ps, &goodput);
         let expect = b.loss_exponent();
-        eprintln!("{cc}: fitted exponent {e:.4}, theory {expect:.4}");
+        eprintln!("{name}: fitted exponent {e:.4}, theory {expect:.4}");
+        // 10 %: the tolerance of the experiment list (B7); the fit spans a decade of p over 280 s runs.
         assert!(
-            (e - expect).abs() <= 0.15 * expect,
-            "{cc}: exponent {e:.4} vs {expect:.4}"
+            (e - expect).abs() <= 0.10 * expect,
+            "{name}: exponent {e:.4} vs {expect:.4}"
         );
     }
 }
