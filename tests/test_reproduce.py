@@ -8,12 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import cclab
 from cclab import reproduce as rp
-from cclab.metrics import jain
 from cclab.reproduce import window
 
 # Every experiment of docs/experiments.md, in the papers' order.
