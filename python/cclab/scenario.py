@@ -353,6 +353,9 @@ class Flow(_Model):
     links: Optional[list[int]] = None
     src: Optional[Name] = None
     dst: Optional[Name] = None
+    reverse: bool = False
+    """Send in the reverse direction (dumbbell, parking lot): data over the reverse links, ACKs over the
+    forward ones, as the binomial paper's reverse-direction TCP flows that compress the forward ACKs."""
     transport: Optional[dict[str, Any]] = None
 
     _rtt = field_validator("rtt")(positive(parse_time, hi=MAX_TIME))

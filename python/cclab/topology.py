@@ -85,6 +85,8 @@ class Flow(Protocol):
     def src(self) -> Optional[str]: ...
     @property
     def dst(self) -> Optional[str]: ...
+    @property
+    def reverse(self) -> bool: ...
 
 
 class Traffic(Protocol):
@@ -148,6 +150,8 @@ class TopologyResolver(ABC):
     kind: ClassVar[str]
     # Whether a flow may leave out its rtt (it is then its path's round-trip propagation delay).
     rtt_optional: ClassVar[bool] = False
+    # Whether a flow may take ``reverse = true`` (its data over its ACK links and back).
+    reversible: ClassVar[bool] = True
 
     def __init__(self, err: Err):
         self.err = err
@@ -159,6 +163,13 @@ class TopologyResolver(ABC):
         if paths is None:
             return None
         path, ack_path, prop_rtt = paths
+        if f.reverse:
+            if not self.reversible:
+                self.err(f"{field}.reverse", f"a {self.kind} flow's direction is given by src and dst; "
+                         "reverse is for dumbbell and parking_lot")
+                return None
+            # The same links, crossed the other way: data takes what were the ACKs' links and back.
+            path, ack_path = ack_path, path
         if f.rtt is None:
             if not self.rtt_optional:
                 self.err(f"{field}.rtt", "required")
@@ -269,6 +280,7 @@ class GraphResolver(TopologyResolver):
 
     kind = "graph"
     rtt_optional = True
+    reversible = False
 
     def __init__(self, topo: Graph, err: Err):
         super().__init__(err)
