@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 import statistics
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
-from . import Claim, Experiment, Runs
+import numpy as np
+
+from ..metrics import jain
+from ..results import Result
+from ..stats import spread
+from . import Claim, Experiment, Runs, window as w
+from .overseeds import ci, judged, judged_each, per_seed
 
 
 def _second(cc: str, params: Optional[dict] = None) -> Callable[[dict], dict]:
@@ -21,36 +27,305 @@ def _ratio(s: dict) -> float:
     return tcp / other
 
 
-def _ci(xs: list[float]) -> str:
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return f"{m:.2f}"
-    half = 1.96 * statistics.stdev(xs) / len(xs) ** 0.5
-    return f"{m:.2f} ± {half:.2f} (95 % CI, {len(xs)} seeds)"
+FRIENDLY = (0.75, 1.33)  # "≈ 1": the band B1 judges by (a third either way, the spread of the paper's Fig. 5)
+FRIENDLY_TEXT = "mean in [0.75, 1.33]"
+
+
+def _friendly(v: float) -> bool:
+    return FRIENDLY[0] <= v <= FRIENDLY[1]
 
 
 def _b1_claims(res: Runs) -> list[Claim]:
-    ratios = {k: [_ratio(r.summary) for r in v] for k, v in res.items()}
-    mean = {k: statistics.fmean(v) for k, v in ratios.items()}
+    ratios = {k: per_seed(v, lambda r: _ratio(r.summary)) for k, v in res.items()}
     rows = []
     for k in ("sqrt", "iiad"):
-        rows.append(Claim(f"TCP-friendly: TCP/{k.upper()} throughput ratio ≈ 1 (k + l = 1)", "≈ 1 (Fig. 5)",
-                          _ci(ratios[k]), "mean in [0.75, 1.33]", 0.75 <= mean[k] <= 1.33))
-    rows.append(Claim("k + l = 0.5 takes more than TCP", "ratio < 1", _ci(ratios["k+l=0.5"]), "mean < 1",
-                      mean["k+l=0.5"] < 1))
-    rows.append(Claim("k + l = 1.5 takes less than TCP", "ratio > 1", _ci(ratios["k+l=1.5"]), "mean > 1",
-                      mean["k+l=1.5"] > 1))
+        rows.append(judged(f"TCP-friendly: TCP/{k.upper()} throughput ratio ≈ 1 (k + l = 1)", "≈ 1 (Fig. 5)",
+                           ratios[k], FRIENDLY_TEXT, _friendly))
+    rows.append(judged("k + l = 0.5 takes more than TCP", "ratio < 1", ratios["k+l=0.5"], "mean < 1", lambda v: v < 1))
+    rows.append(judged("k + l = 1.5 takes less than TCP", "ratio > 1", ratios["k+l=1.5"], "mean > 1", lambda v: v > 1))
     return rows
 
 
+def _b1_figure(res: Runs) -> dict[str, Any]:
+    """The paper's Fig. 5 form: TCP/binomial throughput ratio against k + l, mean and 95 % CI over seeds."""
+    import matplotlib.pyplot as plt
+
+    pts = [(0.5, "k+l=0.5"), (1.0, "sqrt"), (1.0, "iiad"), (1.5, "k+l=1.5")]
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for x, k in pts:
+        m, _, _, half = spread([_ratio(r.summary) for r in res[k]])
+        ax.errorbar([x + (0.03 if k == "iiad" else 0)], [m], yerr=[half], fmt="o", capsize=4, label=k)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("k + l")
+    ax.set_ylabel("TCP / binomial throughput")
+    ax.legend(fontsize=8)
+    ax.set_title("B1: the k + l rule (mean, 95 % CI)")
+    return {"b1_ratio_vs_kl": fig}
+
+
+
+# --- helpers for B2-B6 ----------------------------------------------------------------------------------
+
+def _group_ratio(s: dict, tcp_groups: set[int], other_groups: set[int]) -> float:
+    """Mean TCP flow throughput / mean binomial flow throughput (each over its groups' flows)."""
+    tcp = [f["goodput_bps"] for f in s["flows"] if f["group"] in tcp_groups]
+    oth = [f["goodput_bps"] for f in s["flows"] if f["group"] in other_groups]
+    return statistics.fmean(tcp) / statistics.fmean(oth)
+
+
+def _set_cc(groups: tuple[int, ...], cc: str, params: Optional[dict] = None) -> Callable[[dict], dict]:
+    def change(d: dict) -> dict:
+        for g in groups:
+            d["flows"][g]["cc"] = cc
+            d["flows"][g].pop("params", None)
+            if params:
+                d["flows"][g]["params"] = dict(params)
+        return d
+    return change
+
+
+def _then(*changes: Callable[[dict], dict]) -> Callable[[dict], dict]:
+    def all_of(d: dict) -> dict:
+        for c in changes:
+            d = c(d)
+        return d
+    return all_of
+
+
+def _axis_row(claim: str, paper: str, axis: str, points: dict[str, list[float]], criterion: str,
+              test: Callable[[float], bool], fmt: str = "{:.2f}") -> Claim:
+    """One row for a claim over an axis (every point must hold): each point's mean ± CI over seeds; the
+    verdict on every point's mean; per seed, whether every point held on that seed's runs."""
+    n = min(len(v) for v in points.values())
+    each = [all(test(v[i]) for v in points.values()) for i in range(n)]
+    measured = "; ".join(f"{k}: {ci(v, fmt)}" for k, v in points.items())
+    return Claim(claim, paper, measured, f"{criterion} at every {axis}",
+                 all(test(statistics.fmean(v)) for v in points.values()), (sum(each), n))
+
+
+# --- B2 -------------------------------------------------------------------------------------------------
+
+B2_RTTS_MS = (10, 20, 40, 80, 160, 320, 640)
+
+
+def _rtt(ms: int) -> Callable[[dict], dict]:
+    def change(d: dict) -> dict:
+        for f in d["flows"]:
+            f["rtt"] = f"{ms}ms"
+        return d
+    return change
+
+
+def _b2_variants() -> dict[str, Callable[[dict], dict]]:
+    out = {}
+    for cc in ("iiad", "sqrt"):
+        for ms in B2_RTTS_MS:
+            out[f"{cc} {ms}ms"] = _then(_set_cc((1,), cc), _rtt(ms))
+    return out
+
+
+def _b2_claims(res: Runs) -> list[Claim]:
+    rows = []
+    for cc in ("iiad", "sqrt"):
+        pts = {f"{ms} ms": per_seed(res[f"{cc} {ms}ms"], lambda r: _group_ratio(r.summary, {0}, {1}))
+               for ms in B2_RTTS_MS}
+        rows.append(_axis_row(f"TCP-friendly at every RTT: TCP/{cc.upper()} throughput ratio ≈ 1",
+                              "≈ 1 from 10 to 640 ms (§IV.A)", "RTT", pts, FRIENDLY_TEXT, _friendly))
+    return rows
+
+
+# --- B3 -------------------------------------------------------------------------------------------------
+
+B3_ALGOS = {"tcp": ("newreno", None), "iiad": ("iiad", None), "sqrt": ("sqrt", None),
+            "aimd(0.31,0.125)": ("binomial", {"k": 0.0, "l": 1.0, "alpha": 0.31, "beta": 0.125})}
+
+
+def _b3_bursts(r: Result) -> list[tuple[float, float]]:
+    """The 25 % bursts: (start, end) from the scenario's loss schedule."""
+    sched = r.spec["links"][0]["loss_schedule"]
+    return [(t, sched[i + 1][0]) for i, (t, p) in enumerate(sched[:-1]) if p > 0.1]
+
+
+def _b3_smooth(r: Result) -> float:
+    """Coefficient of variation (std/mean) of the 0.2 s-averaged rate in the 0.5 % phases, leaving out the
+    10 s after each burst (the recovery is the response, not the steady oscillation)."""
+    t, (x,) = w.rate_samples(r, [0], 0.0, float(r.spec["duration"]))
+    keep = t > 10.0
+    for b0, b1 in _b3_bursts(r):
+        keep &= ~((t > b0) & (t <= b1 + 10.0))
+    x = x[keep]
+    return float(np.std(x) / np.mean(x))
+
+
+def _b3_response(r: Result) -> float:
+    """The rate in the second half of each 1 s burst over the rate in the 5 s before it (mean over bursts):
+    how much of its rate the flow still sends 0.5 s into a 25 % loss episode (lower = faster response)."""
+    out = []
+    for b0, b1 in _b3_bursts(r):
+        if b1 > float(r.spec["duration"]):
+            continue
+        before = w.goodput(r, 0, b0 - 5.0, b0)
+        out.append(_wire(r, 0, (b0 + b1) / 2, b1) / before)
+    return float(np.mean(out))
+
+
+def _wire(r: Result, flow: int, t0: float, t1: float) -> float:
+    """Bits per second the flow sent in [t0, t1] (its wire rate: during a 25 % loss burst what it offers
+    matters, not what arrives)."""
+    return w._grown(r.flows, "flow", flow, "sent_bytes", t0, t1) * 8.0 / (t1 - t0)
+
+
+def _b3_claims(res: Runs) -> list[Claim]:
+    cv = {k: per_seed(v, _b3_smooth) for k, v in res.items()}
+    resp = {k: per_seed(v, _b3_response) for k, v in res.items()}
+    rows = []
+    for k in ("iiad", "sqrt", "aimd(0.31,0.125)"):
+        rows.append(judged_each(f"{k.upper() if k != 'aimd(0.31,0.125)' else 'AIMD(0.31, 0.125)'} oscillates less than TCP",
+                                "much smaller rate oscillation (Fig. 10-12)",
+                                f"CoV of the 0.2 s rate {ci(cv[k])} vs TCP {ci(cv['tcp'])}",
+                                "CoV lower than TCP's, per seed", [a < b for a, b in zip(cv[k], cv["tcp"])]))
+    for k in ("iiad", "sqrt"):
+        rows.append(judged_each(f"{k.upper()} responds more slowly to the 25 % bursts", "slower response",
+                                f"rate kept 0.5-1 s into a burst {ci(resp[k])} vs TCP {ci(resp['tcp'])}",
+                                "a larger fraction kept than TCP, per seed",
+                                [a > b for a, b in zip(resp[k], resp["tcp"])]))
+    return rows
+
+
+# --- B4 -------------------------------------------------------------------------------------------------
+
+B4_N = (5, 10, 20, 40, 60)
+
+
+def _b4_n(n: int) -> Callable[[dict], dict]:
+    def change(d: dict) -> dict:
+        for f in d["flows"]:
+            f["count"] = n // 5
+        return d
+    return change
+
+
+def _b4_claims(res: Runs) -> list[Claim]:
+    def group_jain(r: Result) -> float:
+        by: dict[int, list[float]] = {}
+        for f in r.summary["flows"]:
+            by.setdefault(f["group"], []).append(f["goodput_bps"])
+        return jain([statistics.fmean(v) for v in by.values()])
+
+    pts_g = {f"n = {n}": per_seed(res[f"n={n}"], group_jain) for n in B4_N}
+    pts_f = {f"n = {n}": per_seed(res[f"n={n}"], lambda r: float(r.summary["jain"])) for n in B4_N}
+    big, small = f"n = {B4_N[-1]}", f"n = {B4_N[0]}"
+    return [
+        judged(f"the five k (l = 1 − k) share fairly as n grows (n = {B4_N[-1]})", "Jain's index ≈ 1 (Fig. 8)",
+               pts_g[big], "Jain of the five algorithms' mean throughputs ≥ 0.95", lambda v: v >= 0.95,
+               fmt="{:.3f}", extra="by n: " + ", ".join(f"{k} {ci(v, '{:.3f}')}" for k, v in pts_g.items())),
+        judged_each("fairness improves with n", "near 1 as n grows",
+                    f"{ci(pts_g[small], '{:.3f}')} at {small} vs {ci(pts_g[big], '{:.3f}')} at {big}",
+                    f"Jain higher at {big} than at {small}, per seed",
+                    [a > b for a, b in zip(pts_g[big], pts_g[small])]),
+        judged(f"per flow too, at {big}", "near 1 as n grows", pts_f[big], "per-flow Jain ≥ 0.9",
+               lambda v: v >= 0.9, fmt="{:.3f}",
+               extra="per-flow Jain by n: " + ", ".join(f"{k} {ci(v, '{:.3f}')}" for k, v in pts_f.items())),
+    ]
+
+
+def _b4_figure(res: Runs) -> dict[str, Any]:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for k in range(5):
+        m = [np.mean([np.mean([f["goodput_bps"] for f in r.summary["flows"] if f["group"] == k]) for r in res[f"n={n}"]])
+             for n in B4_N]
+        ax.plot(B4_N, [x / 1e6 for x in m], marker="o", label=f"k = {k / 4:g}")
+    ax.set_xlabel("flows n")
+    ax.set_ylabel("mean throughput per flow (Mbit/s)")
+    ax.legend(fontsize=8)
+    ax.set_title("B4: binomial mixture, 50 Mbit/s")
+    return {"b4_per_k": fig}
+
+
+# --- B5 -------------------------------------------------------------------------------------------------
+
+
+def _b5_claims(res: Runs) -> list[Claim]:
+    rows = []
+    for cc in ("sqrt", "iiad"):
+        runs = res[cc]
+        tcp = {g for g, f in enumerate(runs[0].spec["flows"]) if f["cc"] == "newreno"}
+        groups = {f["group"] for f in runs[0].summary["flows"]}
+        rows.append(judged(f"long path (3 bottlenecks): TCP/{cc.upper()} ratio ≈ 1",
+                           "fair sharing persists (§IV.D)",
+                           per_seed(runs, lambda r: _group_ratio(r.summary, {0}, {1})), FRIENDLY_TEXT, _friendly))
+        rows.append(judged(f"all flows: TCP/{cc.upper()} ratio ≈ 1", "fair sharing persists",
+                           [_group_ratio(r.summary, tcp, groups - tcp) for r in runs], FRIENDLY_TEXT,
+                           _friendly))
+    return rows
+
+
+# --- B6 -------------------------------------------------------------------------------------------------
+
+
+def _b6_claims(res: Runs) -> list[Claim]:
+    rows = []
+    for cc in ("iiad", "sqrt"):
+        dt = per_seed(res[f"{cc} droptail"], lambda r: _ratio(r.summary))
+        red = per_seed(res[f"{cc} red"], lambda r: _ratio(r.summary))
+        rows.append(judged(f"over drop-tail {cc.upper()} takes more than TCP", "binomial > its share (§IV.E)", dt,
+                           "TCP/binomial ratio < 1", lambda v: v < 1, extra=f"over RED {ci(red)}"))
+        rows.append(judged_each(f"unlike RED ({cc.upper()})", "RED restores fairness",
+                                f"drop-tail {ci(dt)} vs RED {ci(red)}", "ratio lower over drop-tail, per seed",
+                                [a < b for a, b in zip(dt, red)]))
+    return rows
+
+
+def _queue(kind: str) -> Callable[[dict], dict]:
+    def change(d: dict) -> dict:
+        d["topology"]["bottleneck"]["queue"] = kind
+        return d
+    return change
+
+PAPER = "Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001)"
+
 EXPERIMENTS = [
     Experiment(
-        id="B1", paper="Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001)",
+        id="B1", paper=PAPER,
         title="the k + l rule: 1 TCP vs 1 binomial flow over RED", scenario="binomial_b1.toml",
         variants={"sqrt": lambda d: d, "iiad": _second("iiad"),
                   "k+l=0.5": _second("binomial", {"k": 0.25, "l": 0.25}),
                   "k+l=1.5": _second("binomial", {"k": 0.75, "l": 0.75})},
         claims=_b1_claims, seeds=tuple(range(1, 11)),
         notes="3 Mbit/s, 50 ms, RED, 200 s, 10 seeds as the paper (throughput over 50-200 s).",
+        figures=_b1_figure,
+    ),
+    Experiment(
+        id="B2", paper=PAPER, title="TCP-friendliness from 10 to 640 ms, with reverse TCP traffic",
+        scenario="binomial_b2.toml", variants=_b2_variants(), claims=_b2_claims,
+        notes="5 TCP + 5 binomial flows, 4 reverse TCP flows, 10 Mbit/s RED; RTT 10-640 ms (7 points); 300 s "
+              "measured over 100-300 s.",
+    ),
+    Experiment(
+        id="B3", paper=PAPER, title="oscillation and response under a loss rate switching 0.5 % / 25 %",
+        scenario="binomial_b3.toml",
+        variants={k: _set_cc((0,), cc, p) for k, (cc, p) in B3_ALGOS.items()}, claims=_b3_claims,
+        notes="One flow at a time, 10 Mbit/s, 50 ms, Bernoulli loss 0.5 % for 50 s then 25 % for 1 s, three cycles.",
+    ),
+    Experiment(
+        id="B4", paper=PAPER, title="a mixture of k = 0 … 1 (l = 1 − k) as n grows",
+        scenario="binomial_b4.toml", variants={f"n={n}": _b4_n(n) for n in B4_N}, claims=_b4_claims,
+        figures=_b4_figure,
+        notes="50 Mbit/s, 50 ms, RED; n = 5-60 (n/5 of each k); 100 s measured over 20-100 s.",
+    ),
+    Experiment(
+        id="B5", paper=PAPER, title="three bottlenecks with web-like and constant-rate background traffic",
+        scenario="binomial_b5.toml",
+        variants={"sqrt": lambda d: d, "iiad": _set_cc((1, 3, 5, 7), "iiad")}, claims=_b5_claims,
+        notes="Parking lot of three 10 Mbit/s RED links; Pareto on/off (0.5 Mbit/s mean) and 1 Mbit/s CBR on each.",
+    ),
+    Experiment(
+        id="B6", paper=PAPER, title="drop-tail lets the binomial flow take more",
+        scenario="binomial_b6.toml",
+        variants={"iiad droptail": lambda d: d, "sqrt droptail": _set_cc((1,), "sqrt"),
+                  "iiad red": _queue("red"), "sqrt red": _then(_set_cc((1,), "sqrt"), _queue("red"))},
+        claims=_b6_claims, notes="B1's pair (3 Mbit/s, 50 ms, buffer = BDP) over drop-tail, and over RED for comparison.",
     ),
 ]
