@@ -284,6 +284,56 @@ def _queue(kind: str) -> Callable[[dict], dict]:
         return d
     return change
 
+
+# --- B7 -------------------------------------------------------------------------------------------------
+
+B7_P = (0.001, 0.002, 0.005, 0.01)
+B7_MEMBERS = {"aimd": ("binomial", {}, 0.0, 1.0), "iiad": ("iiad", {}, 1.0, 0.0), "sqrt": ("sqrt", {}, 0.5, 0.5),
+              "k+l=0.5": ("binomial", {"k": 0.25, "l": 0.25}, 0.25, 0.25),
+              "k+l=1.5": ("binomial", {"k": 0.75, "l": 0.75}, 0.75, 0.75)}
+B7_TOL = 0.10  # EXPERIMENTS: the fitted exponent within 10 % of 1/(k+l+1)
+
+
+def _b7_cell(cc: str, params: dict, p: float) -> Callable[[dict], dict]:
+    def change(d: dict) -> dict:
+        d["flows"][0]["cc"] = cc
+        d["flows"][0]["params"] = {"initial_ssthresh": 16, **params}
+        d["topology"]["bottleneck"]["loss"] = p
+        return d
+    return change
+
+
+def fitted_exponent(ps: list[float], rates: list[float]) -> float:
+    """−slope of log λ against log p (least squares)."""
+    return float(-np.polyfit(np.log(ps), np.log(rates), 1)[0])
+
+
+def _b7_claims(res: Runs) -> list[Claim]:
+    rows = []
+    for name, (_, _, k, l) in B7_MEMBERS.items():
+        theory = 1.0 / (k + l + 1.0)
+        n = len(res[f"{name} p={B7_P[0]}"])
+        exps = [fitted_exponent(list(B7_P), [float(res[f"{name} p={p}"][s].summary["flows"][0]["goodput_bps"])
+                                              for p in B7_P]) for s in range(n)]
+        rows.append(judged(f"{name} (k = {k:g}, l = {l:g}): λ ∝ p^(−1/(k+l+1))", f"exponent {theory:.3f} (eq. 7)", exps,
+                           f"fitted exponent within {100 * B7_TOL:.0f} % of {theory:.3f}",
+                           lambda v, t=theory: abs(v - t) <= B7_TOL * t, fmt="{:.3f}"))
+    return rows
+
+
+def _b7_figure(res: Runs) -> dict[str, Any]:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    for name in B7_MEMBERS:
+        m = [np.mean([r.summary["flows"][0]["goodput_bps"] for r in res[f"{name} p={p}"]]) / 1e6 for p in B7_P]
+        ax.loglog([100 * p for p in B7_P], m, marker="o", label=name)
+    ax.set_xlabel("loss rate p (%)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.legend(fontsize=8)
+    ax.set_title("B7: the throughput law (mean over seeds)")
+    return {"b7_law": fig}
+
 PAPER = "Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001)"
 
 EXPERIMENTS = [
@@ -327,5 +377,13 @@ EXPERIMENTS = [
         variants={"iiad droptail": lambda d: d, "sqrt droptail": _set_cc((1,), "sqrt"),
                   "iiad red": _queue("red"), "sqrt red": _then(_set_cc((1,), "sqrt"), _queue("red"))},
         claims=_b6_claims, notes="B1's pair (3 Mbit/s, 50 ms, buffer = BDP) over drop-tail, and over RED for comparison.",
+    ),
+    Experiment(
+        id="B7", paper=PAPER, title="the throughput law λ ∝ p^(−1/(k+l+1)) under random loss",
+        scenario="binomial_b7.toml",
+        variants={f"{name} p={p}": _b7_cell(cc, params, p) for name, (cc, params, _, _) in B7_MEMBERS.items()
+                  for p in B7_P},
+        claims=_b7_claims, figures=_b7_figure,
+        notes="One flow at a time, 100 Mbit/s, 50 ms, Bernoulli loss 0.1-1 %; 300 s measured over 20-300 s.",
     ),
 ]
