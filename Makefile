@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
+.PHONY: browser run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
 
 # Re-run when the pip line below changes too (the Makefile), so an existing .venv gets a new package.
 $(VENV)/.deps: pyproject.toml Makefile
@@ -17,8 +17,16 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.7" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
 		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
-		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2" "jsonschema>=4.18"
+		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2" "jsonschema>=4.18" \
+		"markdown>=3.5" "playwright>=1.40,<2"
 	touch $@
+
+# The report test drives a real headless browser: Debian's chromium (playwright drives it; no browser
+# download). Installed when missing and we are root (CI is); otherwise that test skips and says why.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "note: chromium not installed (not root or no apt-get): the HTML report test will skip"; }
 
 setup: $(VENV)/.deps
 
@@ -38,7 +46,7 @@ rust-test:
 	$(CARGO_TEST)
 	$(NET_TEST)
 
-py-test: build
+py-test: build browser
 	$(VENV)/bin/pytest -q -rs -x tests
 
 # The compiled module against its stub python/cclab/_native.pyi (names, signatures, types): needs the build.

@@ -205,7 +205,8 @@ def algorithms() -> None:
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
-    EXPERIMENTS are ids from docs/experiments.md (F2, M2, B1, L4, L5, D2, D3) or `all`; none lists them.
+    EXPERIMENTS are ids from docs/experiments.md (F1-F4, M1-M6, B1-B7, L1-L5, D1-D4) or `all`; none lists
+    them. `cclab report OUT` then builds the HTML report from what this wrote.
     A claim that does not hold is a finding, not an error: the exit code is 0 once the runs are done."""
     from . import reproduce as rp
 
@@ -231,6 +232,35 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) ->
             sys.exit(130)
         _print_report(rep)
         click.echo(f"wrote {where}/reproduce.json and each run's results")
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="the HTML file [FOLDER/report.html]")
+@click.option("--markdown", "markdown_doc", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="also rewrite the results section of this Markdown file (docs/reproduce.md) from the same data")
+@_contract
+def report(folder: Path, out: Optional[Path], markdown_doc: Optional[Path]) -> None:
+    """Build one self-contained HTML page (figures embedded; opens from disk) from the reproduce.json files
+    `cclab reproduce --out FOLDER` wrote, without rerunning anything."""
+    from .reproduce import report as rr
+
+    out = out or folder / "report.html"
+    try:
+        page = rr.build_html(folder, progress=lambda m: click.echo(m, err=True))
+    except FileNotFoundError as e:
+        _fail(ValueError(f"folder: {e}"))
+        return
+    out.write_text(page)
+    click.echo(f"wrote {out} ({len(page) / 1e6:.1f} MB)")
+    if markdown_doc is not None:
+        try:
+            rr.write_markdown(folder, markdown_doc)
+        except ValueError as e:
+            _fail(ValueError(f"markdown: {e}"))
+            return
+        click.echo(f"rewrote the results section of {markdown_doc}")
 
 
 def _print_report(rep: Report) -> None:

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..results import Result
 from . import Claim, Experiment, Runs, window as w
@@ -168,9 +169,11 @@ def _d1_figure(res: Runs) -> dict[str, Any]:
         for i in range(len(r.summary["flows"])):
             f = r.flows[r.flows["flow"] == i]
             row[0].plot(f["t"], f["madison.U"], lw=0.8, label=f"flow {i} U")
-            thr = f["sent_bytes"].diff() * 8 / dt
-            row[1].plot(f["t"], (util * rate / thr).rolling(10, min_periods=1).median(), lw=0.8, ls="--",
-                        label=f"flow {i} truth")
+            thr = (f["sent_bytes"].diff() * 8 / dt).to_numpy(float)
+            load = np.interp(f["t"].to_numpy(float), l["t"].to_numpy(float), util.to_numpy(float)) * rate
+            with np.errstate(divide="ignore", invalid="ignore"):
+                truth = pd.Series(load / thr).rolling(10, min_periods=1).median()
+            row[1].plot(f["t"], truth, lw=0.8, ls="--", label=f"flow {i} truth")
             row[1].plot(f["t"], f["madison.n"], lw=0.8, label=f"flow {i} n")
         row[0].set_ylim(0, 1.2)
         row[1].set_ylim(0, 10)

@@ -1,0 +1,183 @@
+"""``cclab report DIR``: the reproduction results as one self-contained HTML page, and docs/reproduce.md's
+result sections, both from the ``reproduce.json`` files ``cclab reproduce --out DIR`` wrote, without
+rerunning anything.
+
+The page groups the experiments by paper: each has its claim table (verdicts with their per-seed counts),
+its notes, the measured explanation and the figures the paper shows, drawn from the runs on disk by the
+experiment's own ``figures`` hook. Figures are PNGs embedded as data URIs, styles are inline and the one
+script (a filter for the claims that do not hold) is inline too: the file opens from disk with no server
+and no network.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional
+
+from ..results import Result
+from . import experiments
+from .markdown import render as render_markdown
+
+BEGIN = "<!-- cclab report: results begin -->"
+END = "<!-- cclab report: results end -->"
+
+
+def find(root: Path) -> list[tuple[Path, dict]]:
+    """Every (folder, reproduce.json) under ``root`` (``root`` itself, or its subfolders one level down),
+    in the papers' order (experiments cclab does not know last, by id)."""
+    root = Path(root)
+    files = [root / "reproduce.json"] if (root / "reproduce.json").exists() else sorted(root.glob("*/reproduce.json"))
+    order = {k.upper(): i for i, k in enumerate(experiments())}
+    found = [(f.parent, json.loads(f.read_text())) for f in files]
+    return sorted(found, key=lambda x: (order.get(x[1]["id"], len(order)), x[1]["id"]))
+
+
+def _runs(folder: Path, rep: dict) -> Optional[dict[str, list[Result]]]:
+    """The runs behind ``rep``, loaded from their folders (None if any is missing: the figures need all)."""
+    out: dict[str, list[Result]] = {}
+    seeds = rep.get("seeds") or [1]
+    for variant in rep["runs"]:
+        out[variant] = []
+        for s in seeds:
+            where = folder / (variant if len(seeds) == 1 else f"{variant}-seed{s}")
+            if not (where / "summary.json").exists():
+                return None
+            out[variant].append(Result.load(where))
+    return out
+
+
+def figures(folder: Path, rep: dict) -> dict[str, bytes]:
+    """The experiment's figures as PNG bytes, by name ({} when it draws none or its runs are not on disk)."""
+    exp = experiments().get(rep["id"].lower())
+    if exp is None or exp.figures is None:
+        return {}
+    runs = _runs(folder, rep)
+    if runs is None:
+        return {}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = {}
+    for name, fig in exp.figures(runs).items():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        out[name] = buf.getvalue()
+    return out
+
+
+_CSS = """
+body{font:15px/1.45 system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em} h2{border-bottom:2px solid #ccc;margin-top:2em} h3{margin-top:1.6em}
+table{border-collapse:collapse;width:100%;margin:.6em 0;font-size:.92em}
+th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left}
+th{background:#f3f3f3} tr.no td.verdict{background:#fde2e2;font-weight:600}
+tr.yes td.verdict{background:#e3f6e3} tr.none td.verdict{background:#eee}
+.notes{color:#555} .quick{color:#b00;font-weight:600}
+figure{margin:1em 0} figure img{max-width:100%;border:1px solid #eee}
+figcaption{color:#666;font-size:.85em} nav a{margin-right:.7em}
+body.only-no tr.yes,body.only-no tr.none{display:none}
+"""
+
+_SCRIPT = """
+document.getElementById('only-no').addEventListener('change', function (e) {
+  document.body.classList.toggle('only-no', e.target.checked);
+});
+"""
+
+
+def _verdict(c: dict) -> tuple[str, str]:
+    cls = {True: "yes", False: "no", None: "none"}[c["holds"]]
+    text = {True: "yes", False: "no", None: "—"}[c["holds"]]
+    if c.get("seeds_held"):
+        k, n = c["seeds_held"]
+        text += f" ({k}/{n} seeds)"
+    return cls, text
+
+
+def _md(text: str) -> str:
+    import markdown
+
+    return markdown.markdown(text, extensions=["tables"])
+
+
+def _experiment(folder: Path, rep: dict, figs: dict[str, bytes]) -> str:
+    e = html.escape
+    rows = []
+    for c in rep["claims"]:
+        cls, text = _verdict(c)
+        rows.append(f"<tr class='{cls}'><td>{e(c['claim'])}</td><td>{e(c['paper'])}</td><td>{e(c['measured'])}</td>"
+                    f"<td>{e(c['criterion'])}</td><td class='verdict'>{e(text)}</td></tr>")
+    quick = "<span class='quick'>QUICK run (a tenth of the duration): not the experiment's claims.</span> " \
+        if rep.get("quick") else ""
+    fig_html = "".join(
+        f"<figure><img alt='{e(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+        f"<figcaption>{e(rep['id'])}: {e(name)} (from the runs in {e(folder.name)}/)</figcaption></figure>"
+        for name, png in figs.items())
+    return (f"<section class='experiment' id='{e(rep['id'])}'><h3>{e(rep['id'])}: {e(rep['title'])}</h3>"
+            f"<p class='notes'>{quick}Scenario <code>{e(rep['scenario'])}</code>; {len(rep.get('seeds', []))} seeds; "
+            f"variants: {e(', '.join(rep['runs']))}. {e(rep.get('notes', ''))}</p>"
+            "<table class='claims'><thead><tr><th>claim</th><th>paper</th><th>measured (mean ± 95 % CI over seeds)</th>"
+            f"<th>criterion</th><th>holds</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            + (f"<div class='explanation'>{_md(rep['explanation'])}</div>" if rep.get("explanation") else "")
+            + fig_html + "</section>")
+
+
+def build_html(root: Path, progress: Callable[[str], None] = lambda s: None) -> str:
+    """The whole page for the experiments under ``root``."""
+    found = find(root)
+    if not found:
+        raise FileNotFoundError(f"no reproduce.json in {root} or its subfolders (write them with "
+                                f"`cclab reproduce ... --out {root}`)")
+    e = html.escape
+    papers: dict[str, list[str]] = {}
+    summary = []
+    for folder, rep in found:
+        progress(f"figures of {rep['id']}")
+        papers.setdefault(rep["paper"], []).append(_experiment(folder, rep, figures(folder, rep)))
+        held = sum(1 for c in rep["claims"] if c["holds"])
+        judged = sum(1 for c in rep["claims"] if c["holds"] is not None)
+        summary.append(f"<tr><td><a href='#{e(rep['id'])}'>{e(rep['id'])}</a></td><td>{e(rep['title'])}</td>"
+                       f"<td>{held} of {judged}</td></tr>")
+    body = "".join(f"<h2>{e(p)}</h2>{''.join(secs)}" for p, secs in papers.items())
+    meta = _meta(found)
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>cclab: reproduction report</title>"
+            f"<style>{_CSS}</style></head><body><h1>cclab: which claims of the five papers hold</h1>"
+            f"<p class='notes'>{e(meta)} Every number is measured from the runs in this folder: a mean with its "
+            "95 % confidence interval (Student t) over seeds; a verdict judges the mean, and the count beside it "
+            "says on how many seeds the criterion held on that seed's own run.</p>"
+            "<label><input type='checkbox' id='only-no'> show only the claims that do not hold</label>"
+            "<table class='summary'><thead><tr><th>experiment</th><th>title</th><th>claims that hold</th></tr></thead>"
+            f"<tbody>{''.join(summary)}</tbody></table>{body}<script>{_SCRIPT}</script></body></html>")
+
+
+def _meta(found: list[tuple[Path, dict]]) -> str:
+    """Which cclab version made the runs (from the first run's summary)."""
+    for _, rep in found:
+        for summaries in rep["runs"].values():
+            for s in summaries:
+                m: dict[str, Any] = s.get("meta") or {}
+                if m:
+                    git = m.get("git") or {}
+                    host = m.get("host") or {}
+                    return (f"cclab {m.get('cclab_version', '?')} (git {str(git.get('commit', '?'))[:10]}), first run "
+                            f"started {m.get('started_utc', '?')} on {host.get('cpu', '?')} ({host.get('cores', '?')} cores).")
+    return ""
+
+
+def write_markdown(root: Path, doc: Path) -> None:
+    """Replaces the text between the BEGIN and END markers of ``doc`` by the rendered sections of every
+    experiment under ``root`` (the prose around them stays as written)."""
+    text = doc.read_text()
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{doc}: no '{BEGIN}' ... '{END}' markers to write the results between")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    sections = render_markdown([folder for folder, _ in find(root)])
+    doc.write_text(f"{head}{BEGIN}\n\n{sections}\n{END}{tail}")
