@@ -111,3 +111,22 @@ def test_an_interrupted_reproduce_resumes_without_redoing_finished_runs(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == runs
     assert [c.measured for c in second.claims] == [c.measured for c in first.claims]
     assert json.loads((tmp_path / "reproduce.json").read_text())["id"] == "M2"
+
+
+def test_run_many_uses_a_pool_and_resumes(tmp_path):
+    # `cclab reproduce` runs every run on worker processes first, then judges: the pool's runs are the
+    # ones reproduce() then loads (nothing simulated twice), and a lost run is the only one redone.
+    counts = []
+    rp.run_many(["B6"], tmp_path, quick=True, workers=2, seeds=(1, 2), on_done=lambda k, n: counts.append((k, n)))
+    n = len(rp.experiments()["b6"].variants) * 2
+    assert counts[0] == (0, n) and counts[-1] == (n, n)
+    runs = sorted(p.name for p in (tmp_path / "B6").iterdir())
+    assert len(runs) == n and not any(p.endswith(".partial") for p in runs)
+    stamp = {p: (tmp_path / "B6" / p / "summary.json").stat().st_mtime_ns for p in runs}
+    shutil.rmtree(tmp_path / "B6" / runs[0])
+    counts.clear()
+    rp.run_many(["B6"], tmp_path, quick=True, workers=2, seeds=(1, 2), on_done=lambda k, n: counts.append((k, n)))
+    assert counts == [(n - 1, n), (n, n)]
+    rep = rp.reproduce("B6", tmp_path / "B6", quick=True, seeds=(1, 2))  # loads, simulates nothing
+    assert all((tmp_path / "B6" / p / "summary.json").stat().st_mtime_ns == stamp[p] for p in runs[1:])
+    assert rep.claims and all(c.seeds_held[1] == 2 for c in rep.claims)

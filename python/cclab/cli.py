@@ -201,8 +201,11 @@ def algorithms() -> None:
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
               help="results folder [results/reproduce]; one subfolder per experiment")
 @click.option("--quick", is_flag=True, help="every run at a tenth of its duration (a first look; the claims are about full size)")
+@click.option("--workers", "-j", type=click.IntRange(min=1), help="local worker processes [one per core]")
+@click.option("--scheduler", help="run on a Dask cluster at this address (tcp://host:8786) instead")
 @_contract
-def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) -> None:
+def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, workers: Optional[int],
+              scheduler: Optional[str]) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
     EXPERIMENTS are ids from docs/experiments.md (F1-F4, M1-M6, B1-B7, L1-L5, D1-D4) or `all`; none lists
@@ -223,13 +226,21 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool) ->
                          f"{', '.join(e.id for e in exps.values())} or all"))
         return
     out = out or Path("results") / "reproduce"
+    from rich.progress import Progress
+
+    # Every run of every experiment first, on all cores (or a Dask cluster), like a sweep; then each
+    # experiment loads its runs and judges its claims.
+    try:
+        with Progress(transient=True) as bar:
+            task = bar.add_task("runs", total=None)
+            rp.run_many(ids, out, quick=quick, workers=workers, scheduler=scheduler,
+                        on_done=lambda n, total: bar.update(task, completed=n, total=total))
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished runs are kept in {out}; the same command resumes", err=True)
+        sys.exit(130)
     for x in ids:
         where = out / exps[x].id
-        try:
-            rep = rp.reproduce(x, where, quick=quick, progress=lambda m: click.echo(f"running {m}", err=True))
-        except KeyboardInterrupt:
-            click.echo("interrupted: finished experiments are in " + str(out), err=True)
-            sys.exit(130)
+        rep = rp.reproduce(x, where, quick=quick)
         _print_report(rep)
         click.echo(f"wrote {where}/reproduce.json and each run's results")
 

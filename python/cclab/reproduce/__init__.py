@@ -130,20 +130,13 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
         from dataclasses import replace
 
         e = replace(e, seeds=tuple(seeds))
-    base = scenario_dict(e.scenario)
-    if quick:
-        base = shorten(base)
-    results: Runs = {}
-    for name, change in e.variants.items():
-        results[name] = []
+    results: Runs = {name: [] for name in e.variants}
+    jobs = iter(_jobs(e.id, Path(out) if out is not None else Path("."), quick, e.seeds))
+    for name in e.variants:
         for seed in e.seeds:
+            d, where = next(jobs)
             progress(f"{e.id} {name} seed {seed}")
-            d = change(json.loads(json.dumps(base)))
-            d["seed"] = seed
-            where = None
-            if out is not None:
-                where = Path(out) / (name if len(e.seeds) == 1 else f"{name}-seed{seed}")
-            results[name].append(_run_once(d, where))
+            results[name].append(_run_once(d, where if out is not None else None))
     claims = e.claims(results)
     rep = Report(e, quick, claims, {k: [r.summary for r in v] for k, v in results.items()},
                  e.explain(results, claims) if e.explain else "")
@@ -155,6 +148,20 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     return rep
 
 
+def _finished(d: dict, where: Path) -> bool:
+    """Whether ``where`` holds a finished run of ``d`` made by this cclab version (it is then reused)."""
+    done = where / "summary.json"
+    if not done.exists():
+        return False
+    try:
+        spec = as_scenario(d).to_spec()
+        same_spec = json.loads((where / "spec.json").read_text()) == json.loads(json.dumps(spec))
+        meta = json.loads(done.read_text()).get("meta") or {}
+        return bool(same_spec and meta.get("cclab_version") == provenance.version())
+    except (OSError, ValueError):
+        return False  # unreadable: redo it
+
+
 def _run_once(d: dict, where: Optional[Path]) -> Result:
     """One run of an experiment. With a folder, the run is done at most once whatever interrupts it:
     it is written into ``<where>.partial`` and renamed into place when complete (an atomic rename), so
@@ -164,22 +171,85 @@ def _run_once(d: dict, where: Optional[Path]) -> Result:
     "Interrupted runs")."""
     if where is None:
         return _run(d, None, progress=False, plots=False)
-    spec = as_scenario(d).to_spec()
-    done = where / "summary.json"
-    if done.exists():
-        try:
-            same_spec = json.loads((where / "spec.json").read_text()) == json.loads(json.dumps(spec))
-            meta = json.loads(done.read_text()).get("meta") or {}
-            if same_spec and meta.get("cclab_version") == provenance.version():
-                return Result.load(where)
-        except (OSError, ValueError):
-            pass  # unreadable: redo it
+    if _finished(d, where):
+        return Result.load(where)
     partial = where.with_name(where.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     res = _run(d, partial, progress=False, plots=False)  # the report draws what it needs; per-run PNGs cost ~0.5 s
     shutil.rmtree(where, ignore_errors=True)
     os.replace(partial, where)
     return res
+
+
+def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] = None) -> list[tuple[dict, Path]]:
+    """Every run of experiment ``exp_id`` as (scenario dict, folder), as :func:`reproduce` lays them out."""
+    e = experiments()[exp_id.lower()]
+    seeds = tuple(seeds) if seeds is not None else e.seeds
+    base = scenario_dict(e.scenario)
+    if quick:
+        base = shorten(base)
+    out_jobs = []
+    for name, change in e.variants.items():
+        for seed in seeds:
+            d = change(json.loads(json.dumps(base)))
+            d["seed"] = seed
+            out_jobs.append((d, Path(out) / (name if len(seeds) == 1 else f"{name}-seed{seed}")))
+    return out_jobs
+
+
+def _pool_job(d: dict, where: str) -> None:
+    """One run in a worker process (written to disk; the parent loads it when it judges the claims)."""
+    _run_once(d, Path(where))
+
+
+def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Optional[int] = None,
+             scheduler: Optional[str] = None, on_done: Callable[[int, int], None] = lambda done, total: None,
+             seeds: Optional[tuple[int, ...]] = None) -> None:
+    """Runs every unfinished run of the experiments ``exp_ids`` into ``out/<ID>/`` on ``workers`` local
+    processes (default: one per core) or on the Dask cluster at ``scheduler``, as ``cclab sweep`` does;
+    :func:`reproduce` then finds them finished and only judges. Each run is atomic (``_run_once``), so
+    Ctrl-C loses only the runs under way: queued ones are cancelled, and the next call resumes."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    jobs = [j for x in exp_ids for j in _jobs(x, Path(out) / experiments()[x.lower()].id, quick, seeds)]
+    todo = [(d, w) for d, w in jobs if not _finished(d, w)]
+    done = len(jobs) - len(todo)
+    on_done(done, len(jobs))
+    if not todo:
+        return
+    client = None
+    if scheduler:
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            from ..scenario import ScenarioError
+
+            raise ScenarioError([("--scheduler", "needs Dask: pip install \"dask[distributed]\"")]) from None
+        client = Client(scheduler)
+        ex: Any = client.get_executor()
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
+        ex = ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo)), mp_context=ctx)
+    futs = {ex.submit(_pool_job, d, str(w)): w for d, w in todo}
+    try:
+        pending = set(futs)
+        while pending:
+            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in ready:
+                f.result()  # a failing run is a bug in cclab or the experiment: stop and say so
+                done += 1
+                on_done(done, len(jobs))
+    except BaseException:
+        for f in futs:
+            f.cancel()
+        raise
+    finally:
+        if client is not None:
+            client.close()
+        else:
+            ex.shutdown(wait=True, cancel_futures=True)
 
 
 QUICK_FACTOR = 0.1
