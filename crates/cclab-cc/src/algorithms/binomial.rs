@@ -65,12 +65,13 @@ impl BinomialParams {
         alpha: 1.5,
         beta: 1.0,
     };
-    /// SQRT: k ½, l ½, α 1, β ½ (DECISION 6).
+    /// SQRT: k ½, l ½, α 1, β ⅔ (DECISION 6): α/β = 1.5, the ratio the paper's timeout-corrected
+    /// analysis gives IIAD, which applies to every k + l = 1 member (α/β = 2 left TCP at 0.84 of SQRT).
     pub const SQRT: BinomialParams = BinomialParams {
         k: 0.5,
         l: 0.5,
         alpha: 1.0,
-        beta: 0.5,
+        beta: 2.0 / 3.0,
     };
 
     /// Eq. 7's exponent: λ ∝ p^(−1/(k+l+1)).
@@ -274,10 +275,10 @@ mod tests {
         let mut b = in_ca("iiad", &Params::new(), 100.0);
         b.on_loss(&ev);
         assert_eq!((b.cwnd(), b.ssthresh()), (99.0, 99.0));
-        // SQRT: w − 0.5·√w = 100 − 5.
+        // SQRT: w − ⅔·√w = 100 − 20/3.
         let mut b = in_ca("sqrt", &Params::new(), 100.0);
         b.on_loss(&ev);
-        assert_eq!((b.cwnd(), b.ssthresh()), (95.0, 95.0));
+        assert!((b.cwnd() - (100.0 - 20.0 / 3.0)).abs() < 1e-9 && b.ssthresh() == b.cwnd());
         // AIMD: w/2.
         let mut b = in_ca("binomial", &Params::new(), 100.0);
         b.on_loss(&ev);
