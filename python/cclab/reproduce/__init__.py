@@ -148,6 +148,16 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     return rep
 
 
+_GIT: list[Optional[dict]] = []
+
+
+def _git_now() -> Optional[dict]:
+    """This cclab's git commit (asked once per process: a subprocess each time would cost ~5 ms a run)."""
+    if not _GIT:
+        _GIT.append(provenance.git())
+    return _GIT[0]
+
+
 def _finished(d: dict, where: Path) -> bool:
     """Whether ``where`` holds a finished run of ``d`` made by this cclab version (it is then reused)."""
     done = where / "summary.json"
@@ -157,7 +167,11 @@ def _finished(d: dict, where: Path) -> bool:
         spec = as_scenario(d).to_spec()
         same_spec = json.loads((where / "spec.json").read_text()) == json.loads(json.dumps(spec))
         meta = json.loads(done.read_text()).get("meta") or {}
-        return bool(same_spec and meta.get("cclab_version") == provenance.version())
+        # The spec holds no algorithm defaults, so code changed under the same version would go unseen:
+        # from a git checkout a run is reused only if made at the same commit (uncommitted edits are
+        # the developer's to manage); an installed release has no commit and the version decides.
+        then, now = (meta.get("git") or {}).get("commit"), (_git_now() or {}).get("commit")
+        return bool(same_spec and meta.get("cclab_version") == provenance.version() and then == now)
     except (OSError, ValueError):
         return False  # unreadable: redo it
 
