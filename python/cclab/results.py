@@ -493,6 +493,9 @@ def build_summary(raw: dict) -> dict:
         # window statistics pooled over their samples (percentiles of all their RTT samples together).
         "by_cc": {k: group([f for f in flows if f["cc"] == k], stats_by_cc.get(k)) for k in sorted(by_cc)},
         "total": group(flows, raw.get("stats_total")),
+        # Short transfers (`kind = "transfers"` traffic): one aggregate per source, never one row per
+        # transfer (docs/scenario.md, "Short transfers").
+        **({"transfers": raw["transfers"]} if raw.get("transfers") else {}),
         "sim": {"wall_s": raw["wall_s"], "events": raw["events"], "packets": raw["packets"]},
         "conservation": raw["conservation"],
         "warnings": raw["warnings"],

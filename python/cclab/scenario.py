@@ -32,6 +32,7 @@ from pydantic import (
     Tag,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from . import _native
@@ -380,10 +381,23 @@ class Flow(_Model):
 
 
 class Traffic(_Model):
-    """Traffic without congestion control: constant rate, Poisson, or Pareto on/off."""
+    """Background traffic: without congestion control (constant rate, Poisson, Pareto on/off), or short
+    congestion-controlled transfers (``transfers``: Poisson arrivals, Pareto sizes, each a flow of ``cc``
+    that sends its size and ends)."""
 
-    kind: Literal["cbr", "onoff", "poisson"]
+    kind: Literal["cbr", "onoff", "poisson", "transfers"]
     rate: Quantity
+    """The rate (cbr, poisson), the peak rate (onoff), or the offered load (transfers: arrivals × mean size)."""
+    mean_size: Optional[Quantity] = None
+    """transfers: the mean transfer size ("100KB" if absent); sizes are Pareto with ``shape`` (1.5)."""
+    cc: Optional[Name] = None
+    """transfers: every transfer's algorithm ("newreno" if absent)."""
+    params: dict[Name, ParamValue] = Field(default_factory=dict)
+    """transfers: the algorithm's parameters."""
+    rtt: Optional[Quantity] = None
+    """transfers: the transfers' round-trip propagation delay (required except on graphs)."""
+    transport: Optional[dict[str, Any]] = None
+    """transfers: overrides of [transport] for the transfers."""
     start: Quantity = 0
     stop: Optional[Quantity] = None
     links: Optional[list[int]] = None
@@ -399,6 +413,21 @@ class Traffic(_Model):
     _ps = field_validator("packet_size")(positive(parse_size, lo=MIN_PACKET, hi=MAX_PACKET))
     _t = field_validator("start", "stop")(nonneg(parse_time, hi=MAX_TIME))
     _on = field_validator("mean_on", "mean_off")(positive(parse_time, hi=MAX_TIME))
+    _size = field_validator("mean_size")(positive(parse_size, hi=MAX_FLOW_SIZE))
+    _rtt = field_validator("rtt")(positive(parse_time, hi=MAX_TIME))
+
+    @model_validator(mode="after")
+    def _transfer_fields(self) -> "Traffic":
+        # The transfer settings mean nothing to the other kinds: refused there, not silently ignored.
+        if self.kind != "transfers":
+            for key in ("mean_size", "cc", "rtt", "transport"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key} is for kind = \"transfers\" only (this source is {self.kind!r})")
+            if self.params:
+                raise ValueError(f"params is for kind = \"transfers\" only (this source is {self.kind!r})")
+        elif self.mean_on is not None or self.mean_off is not None:
+            raise ValueError("mean_on/mean_off are for kind = \"onoff\"; transfers take mean_size and shape")
+        return self
 
 
 class Limits(_Model):
@@ -751,6 +780,11 @@ class _Resolver:
         traffic = []
         for i, t in enumerate(sc.traffic):
             field = f"traffic[{i}]"
+            if t.kind == "transfers":
+                tr_spec = self._transfers(t, i, field, topo, base_transport, packet_size, duration)
+                if tr_spec is not None:
+                    traffic.append(tr_spec)
+                continue
             tpath = topo.traffic_path(t, field)
             if tpath is None or not self._check_window(field, t.start, t.stop, duration):
                 continue
@@ -937,6 +971,29 @@ class _Resolver:
                 return None
             out["max_window"] = pkts
         return out
+
+    def _transfers(self, t: Traffic, i: int, field: str, topo: Any, base: Transport, packet_size: int,
+                   duration: float) -> Optional[dict[str, Any]]:
+        """A ``transfers`` source: routed and given a transport like a flow (its template), or None
+        (reported)."""
+        tr = self._transport(base, t.transport, f"{field}.transport", packet_size)
+        if tr is None:
+            return None
+        cc = t.cc or "newreno"
+        self._check_sender(Flow(cc=cc, params=t.params), field, tr)
+        route = topo.route(t, field)
+        if route is None or not self._check_window(field, t.start, t.stop, duration):
+            return None
+        path, ack_path, rtt, access_delay = route
+        return {
+            "kind": "transfers", "rate_bps": parse_rate(t.rate), "packet_size": tr["packet_size"],
+            "start": parse_time(t.start), "stop": parse_time(t.stop) if t.stop is not None else None,
+            "path": path, "shape": t.shape,
+            "mean_size": float(parse_size(t.mean_size if t.mean_size is not None else "100KB")),
+            "flow": {"group": i, "cc": cc, "params": t.params, "path": path, "ack_path": ack_path,
+                     "extra_delay_fwd": access_delay, "extra_delay_rev": access_delay, "rtt": rtt,
+                     "start": 0.0, "stop": None, "size": None, "transport": tr},
+        }
 
     def _check_sender(self, f: Flow, field: str, tr: dict[str, Any]) -> None:
         if f.cc.startswith("kernel:"):

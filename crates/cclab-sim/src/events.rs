@@ -19,6 +19,8 @@ pub enum Event {
     FlowStop(u32),
     /// A cross-traffic source emits its next packet.
     Traffic(u32),
+    /// A `transfers` source starts its next transfer.
+    TransferArrival(u32),
     /// Time-series sample.
     Sample,
     /// Measurement-window edge (0 = start, 1 = end).

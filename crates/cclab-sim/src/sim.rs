@@ -22,9 +22,13 @@ pub use step::{FlowProbe, LinkProbe};
 
 use crate::events::{Event, EventQueue};
 use crate::result::{Conservation, RunResult, SeriesBuilder, Trace, TraceKind, TraceRecord};
-use crate::traffic::CrossSource;
+use crate::traffic::{CrossSource, TransferSource, FCT_BUCKETS};
 use cclab_cc::time::{to_secs, Nanos};
 use cclab_transport::{Receiver, Sender};
+
+/// Flow ids with this bit set name a short transfer (`Simulation::xfers`, slot = the other bits) rather
+/// than a configured flow: packets, timers and drops carry one id space for both.
+const XFER: u32 = 1 << 31;
 use link::Link;
 use measure::{FlowSnap, LinkSnap};
 use packet::{prefetch, Body, Hop, Packet, Pipe};
@@ -70,6 +74,11 @@ pub struct Simulation {
     lines: Vec<(Nanos, Pipe)>,
     flows: Vec<Flow>,
     cross: Vec<CrossSource>,
+    /// Short-transfer sources and every transfer they started, by slot; a finished transfer's state
+    /// is freed (None) and its slot never reused, so a late packet of it finds nothing and is dropped.
+    xsrc: Vec<TransferSource>,
+    xfers: Vec<Option<Box<Flow>>>,
+    seed: u64,
     in_window: bool,
     fsnap: [Vec<FlowSnap>; 2],
     lsnap: [Vec<LinkSnap>; 2],
@@ -176,25 +185,28 @@ impl Simulation {
             Event::LinkArrive(l) => self.link_arrive(l as usize),
             Event::LineArrive(d) => self.line_arrive(d as usize),
             Event::SenderTimer(f, g) => {
-                let fl = &mut self.flows[f as usize];
+                let now = self.now;
+                let Some(fl) = self.flow_mut(f) else { return };
                 if g == fl.sgen {
                     fl.stimer = None;
-                    fl.sender.handle_timeout(self.now);
-                    self.pump_sender(f as usize);
+                    fl.sender.handle_timeout(now);
+                    self.pump_sender(f);
                 }
             }
             Event::ReceiverTimer(f, g) => {
-                let fl = &mut self.flows[f as usize];
+                let now = self.now;
+                let Some(fl) = self.flow_mut(f) else { return };
                 if g == fl.rgen {
                     fl.rtimer = None;
-                    fl.receiver.handle_timeout(self.now);
-                    self.pump_receiver(f as usize);
+                    fl.receiver.handle_timeout(now);
+                    self.pump_receiver(f);
                 }
             }
             Event::FlowStart(f) => {
                 self.flows[f as usize].started = true;
-                self.pump_sender(f as usize);
+                self.pump_sender(f);
             }
+            Event::TransferArrival(s) => self.transfer_arrive(s as usize),
             Event::FlowStop(f) => {
                 self.flows[f as usize].sender.stop();
             }
@@ -305,14 +317,17 @@ impl Simulation {
         match body {
             Body::Data(mut d) => {
                 d.ce = p.ce;
-                let f = p.owner as usize;
-                self.flows[f].receiver.handle_data(now, &d);
-                self.pump_receiver(f);
+                // None: a late packet of a transfer that has finished (dropped here).
+                if let Some(fl) = self.flow_mut(p.owner) {
+                    fl.receiver.handle_data(now, &d);
+                    self.pump_receiver(p.owner);
+                }
             }
             Body::Ack(a) => {
-                let f = p.owner as usize;
-                self.flows[f].sender.handle_ack(now, &a);
-                self.pump_sender(f);
+                if let Some(fl) = self.flow_mut(p.owner) {
+                    fl.sender.handle_ack(now, &a);
+                    self.pump_sender(p.owner);
+                }
             }
             Body::Cross => {}
         }
@@ -320,49 +335,131 @@ impl Simulation {
 
     // ---- endpoints ----
 
-    fn pump_sender(&mut self, f: usize) {
-        let now = self.now;
-        if !self.flows[f].started {
-            return;
+    /// Flow `f` (a configured flow's index, or `XFER | slot` for a transfer; None once a transfer is done).
+    #[inline(always)]
+    fn flow_mut(&mut self, f: u32) -> Option<&mut Flow> {
+        if f & XFER == 0 {
+            Some(&mut self.flows[f as usize])
+        } else {
+            self.xfers[(f & !XFER) as usize].as_deref_mut()
         }
-        while let Some(seg) = self.flows[f].sender.poll_transmit(now) {
-            let fl = &self.flows[f];
+    }
+
+    fn pump_sender(&mut self, f: u32) {
+        let now = self.now;
+        match self.flow_mut(f) {
+            Some(fl) if fl.started => {}
+            _ => return,
+        }
+        loop {
+            let fl = self.flow_mut(f).expect("checked above");
+            let Some(seg) = fl.sender.poll_transmit(now) else {
+                break;
+            };
             let bytes = seg.wire_bytes(fl.header);
-            let p = Packet::new(fl.fwd, f as u32, bytes, Body::Data(seg), fl.ect);
+            let p = Packet::new(fl.fwd, f, bytes, Body::Data(seg), fl.ect);
             let i = self.alloc(p);
             self.forward(i);
         }
-        let fl = &mut self.flows[f];
+        let fl = self.flow_mut(f).expect("checked above");
         if fl.finish.is_none() && fl.sender.is_finished() {
             fl.finish = Some(now);
+            if f & XFER != 0 {
+                self.transfer_done(f);
+                return;
+            }
         }
         if let Some(t) = fl.sender.poll_timeout() {
             let t = t.max(now);
             if fl.stimer.is_none_or(|s| t < s) {
                 fl.sgen = fl.sgen.wrapping_add(1);
                 fl.stimer = Some(t);
-                self.ev.push(t, Event::SenderTimer(f as u32, fl.sgen));
+                let g = fl.sgen;
+                self.ev.push(t, Event::SenderTimer(f, g));
             }
         }
     }
 
-    fn pump_receiver(&mut self, f: usize) {
+    fn pump_receiver(&mut self, f: u32) {
         let now = self.now;
-        while let Some(ack) = self.flows[f].receiver.poll_ack(now) {
-            let fl = &self.flows[f];
-            let p = Packet::new(fl.rev, f as u32, fl.header, Body::Ack(ack), false);
+        loop {
+            let Some(fl) = self.flow_mut(f) else { return };
+            let Some(ack) = fl.receiver.poll_ack(now) else {
+                break;
+            };
+            let p = Packet::new(fl.rev, f, fl.header, Body::Ack(ack), false);
             let i = self.alloc(p);
             self.forward(i);
         }
-        let fl = &mut self.flows[f];
+        let fl = self.flow_mut(f).expect("checked in the loop");
         if let Some(t) = fl.receiver.poll_timeout() {
             let t = t.max(now);
             if fl.rtimer.is_none_or(|s| t < s) {
                 fl.rgen = fl.rgen.wrapping_add(1);
                 fl.rtimer = Some(t);
-                self.ev.push(t, Event::ReceiverTimer(f as u32, fl.rgen));
+                let g = fl.rgen;
+                self.ev.push(t, Event::ReceiverTimer(f, g));
             }
         }
+    }
+
+    // ---- short transfers ----
+
+    /// A `transfers` source's arrival: a new transfer of a freshly drawn size starts now.
+    fn transfer_arrive(&mut self, s: usize) {
+        let now = self.now;
+        let (size, next) = self.xsrc[s].arrive(now);
+        if let Some(t) = next {
+            self.ev.push(t, Event::TransferArrival(s as u32));
+        }
+        let Some(size) = size else { return };
+        let in_window = now >= self.measure[0] && now < self.measure[1];
+        let src = &mut self.xsrc[s];
+        src.window_arrivals += in_window as u64;
+        let n = src.arrivals;
+        let flow = build::transfer(&src.template, s, n, size, now, src.fwd, src.rev, self.seed);
+        let slot = self.xfers.len() as u32;
+        assert!(slot < XFER, "more than 2^31 transfers in one run");
+        self.xfers.push(Some(Box::new(flow)));
+        self.pump_sender(XFER | slot);
+    }
+
+    /// Transfer `f` has delivered everything: its completion time is recorded and its state freed.
+    fn transfer_done(&mut self, f: u32) {
+        let fl = self.xfers[(f & !XFER) as usize]
+            .take()
+            .expect("a running transfer");
+        let src = &mut self.xsrc[fl.group as usize];
+        let bytes = fl.receiver.delivered_bytes();
+        src.active -= 1;
+        src.completed += 1;
+        src.completed_bytes += bytes;
+        if fl.start >= self.measure[0] && fl.start < self.measure[1] {
+            src.fct.push((bytes, to_secs(self.now - fl.start)));
+        }
+    }
+
+    fn transfer_results(&self) -> Vec<crate::result::TransferResult> {
+        use crate::result::{FctSummary, TransferResult};
+        self.xsrc
+            .iter()
+            .enumerate()
+            .map(|(i, s)| TransferResult {
+                traffic: i,
+                cc: s.template.cc.clone(),
+                arrivals: s.arrivals,
+                completed: s.completed,
+                unfinished: s.active,
+                completed_bytes: s.completed_bytes,
+                peak_active: s.peak_active,
+                window_arrivals: s.window_arrivals,
+                fct: FctSummary::of(&s.fct, 0, u64::MAX),
+                fct_by_size: FCT_BUCKETS
+                    .iter()
+                    .map(|&(lo, hi)| FctSummary::of(&s.fct, lo, hi))
+                    .collect(),
+            })
+            .collect()
     }
 
     fn cross_send(&mut self, s: usize) {

@@ -171,6 +171,8 @@ fn d2(xt_bps: f64, duration: f64, seed: u64) -> cclab_sim::spec::RunSpec {
         mean_on: None,
         mean_off: None,
         shape: None,
+        mean_size: None,
+        flow: None,
     });
     s
 }

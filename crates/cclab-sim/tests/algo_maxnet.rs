@@ -60,6 +60,8 @@ fn yields_to_unresponsive_udp_within_two_seconds() {
         mean_on: None,
         mean_off: None,
         shape: None,
+        mean_size: None,
+        flow: None,
     });
     let r = run(&s);
     let c = &r.flow_series.columns;

@@ -56,6 +56,8 @@ fn arb_spec() -> impl Strategy<Value = cclab_sim::spec::RunSpec> {
                     mean_on: None,
                     mean_off: None,
                     shape: None,
+                    mean_size: None,
+                    flow: None,
                 });
             }
             s

@@ -279,6 +279,17 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
             offered[l] += pps;
             fill[l] += pps * duration;
         }
+        // Short transfers: their ACKs come back, and each packet costs endpoint events at both ends.
+        if let Some(f) = t.flow.as_deref() {
+            let tr = &f.transport;
+            let header = tr.packet_size.saturating_sub(tr.mss).max(1) as f64;
+            let delack = tr.delayed_ack.max(1) as f64;
+            for &l in f.ack_path.iter().filter(|&&l| link_ok(l)) {
+                min_size[l] = min_size[l].min(header);
+                offered[l] += pps / delack;
+            }
+            cross_events += 2.0 * pps * active;
+        }
     }
     let mut packets = 0.0;
     let mut hop_events = 0.0;

@@ -140,9 +140,10 @@ pub enum StartSpec {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
-    /// "cbr" | "poisson" | "onoff".
+    /// "cbr" | "poisson" | "onoff" | "transfers".
     pub kind: String,
-    /// Mean rate while on (cbr, poisson) or peak rate during on periods (onoff), bit/s.
+    /// Mean rate while on (cbr, poisson), peak rate during on periods (onoff), or the offered load
+    /// (transfers: arrival rate × mean size), bit/s.
     pub rate_bps: f64,
     /// Packet size on the wire, bytes.
     pub packet_size: u32,
@@ -156,4 +157,12 @@ pub struct TrafficSpec {
     pub mean_off: Option<f64>,
     #[serde(default)]
     pub shape: Option<f64>,
+    /// transfers: the mean transfer size, bytes (sizes are Pareto with `shape`, default 1.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_size: Option<f64>,
+    /// transfers: what every transfer is made of: its algorithm and parameters, data and ACK paths,
+    /// access delays, RTT and transport (its group, start, stop and size are not used: each transfer
+    /// starts at its Poisson arrival and sends its own size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Box<FlowSpec>>,
 }

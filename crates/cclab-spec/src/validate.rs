@@ -8,7 +8,7 @@ use crate::limits::{
     MAX_INITIAL_CWND, MAX_PACKET_SIZE, MAX_RATE_BPS, MAX_RTO_NS, MAX_SERIES_ROWS, MAX_SHAPE,
     MAX_TIME_NS, MAX_WINDOW_PKTS, MIN_PACKET_SIZE, MIN_RATE_BPS, SEED_LIMIT,
 };
-use crate::spec::{RunSpec, StartSpec};
+use crate::spec::{FlowSpec, RunSpec, StartSpec};
 use crate::SpecError;
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> SpecError {
@@ -143,78 +143,7 @@ impl RunSpec {
             ));
         }
         for (i, f) in self.flows.iter().enumerate() {
-            check_path(&f.path, &format!("flows[{i}].path"), nl)?;
-            check_path(&f.ack_path, &format!("flows[{i}].ack_path"), nl)?;
-            for (name, t) in [
-                ("extra_delay_fwd", f.extra_delay_fwd),
-                ("extra_delay_rev", f.extra_delay_rev),
-                ("rtt", f.rtt),
-            ] {
-                check_time(t, format!("flows[{i}].{name}"), MAX_TIME_S)?;
-            }
-            match f.start {
-                StartSpec::At(s) => check_time(s, format!("flows[{i}].start"), MAX_TIME_S)?,
-                StartSpec::Uniform([lo, hi]) => {
-                    check_time(lo, format!("flows[{i}].start"), MAX_TIME_S)?;
-                    check_time(hi, format!("flows[{i}].start"), MAX_TIME_S)?;
-                    if lo > hi {
-                        return Err(err(
-                            format!("flows[{i}].start"),
-                            format!("[lo, hi] needs lo <= hi, got [{lo}, {hi}]"),
-                        ));
-                    }
-                }
-            }
-            if let Some(s) = f.stop {
-                check_time(s, format!("flows[{i}].stop"), MAX_TIME_S)?;
-            }
-            if f.size.is_some_and(|b| b > MAX_FLOW_SIZE) {
-                return Err(err(
-                    format!("flows[{i}].size"),
-                    format!("must be at most {MAX_FLOW_SIZE} bytes"),
-                ));
-            }
-            let t = &f.transport;
-            if t.mss == 0 || t.packet_size <= t.mss {
-                return Err(err(
-                    format!("flows[{i}].transport"),
-                    "needs 0 < mss < packet_size",
-                ));
-            }
-            check_packet_size(t.packet_size, format!("flows[{i}].transport.packet_size"))?;
-            if !(1..=MAX_DELAYED_ACK).contains(&t.delayed_ack) {
-                return Err(err(
-                    format!("flows[{i}].transport.delayed_ack"),
-                    format!("must be in [1, {MAX_DELAYED_ACK}], got {}", t.delayed_ack),
-                ));
-            }
-            if !(t.initial_cwnd > 0.0 && t.initial_cwnd <= MAX_INITIAL_CWND as f64) {
-                return Err(err(
-                    format!("flows[{i}].transport.initial_cwnd"),
-                    format!(
-                        "must be in (0, {MAX_INITIAL_CWND}] packets, got {}",
-                        t.initial_cwnd
-                    ),
-                ));
-            }
-            check_time(
-                t.delack_timeout,
-                format!("flows[{i}].transport.delack_timeout"),
-                MAX_TIME_S,
-            )?;
-            check_time(
-                t.min_rto,
-                format!("flows[{i}].transport.min_rto"),
-                MAX_RTO_NS as f64 / 1e9,
-            )?;
-            if let Some(w) = t.max_window {
-                if !(1..=MAX_WINDOW_PKTS).contains(&(w as u64)) {
-                    return Err(err(
-                        format!("flows[{i}].transport.max_window"),
-                        format!("must be in [1, {MAX_WINDOW_PKTS}] packets, got {w}"),
-                    ));
-                }
-            }
+            check_flow(f, &format!("flows[{i}]"), nl)?;
         }
         for (i, t) in self.traffic.iter().enumerate() {
             check_path(&t.path, &format!("traffic[{i}].path"), nl)?;
@@ -243,6 +172,35 @@ impl RunSpec {
             }
             match t.kind.as_str() {
                 "cbr" | "poisson" => {}
+                "transfers" => {
+                    let Some(f) = t.flow.as_deref() else {
+                        return Err(err(
+                            format!("traffic[{i}].flow"),
+                            "a transfers source needs its flow template",
+                        ));
+                    };
+                    check_flow(f, &format!("traffic[{i}]"), nl)?;
+                    match t.mean_size {
+                        Some(m) if m >= 1.0 && m <= MAX_FLOW_SIZE as f64 => {}
+                        m => {
+                            return Err(err(
+                                format!("traffic[{i}].mean_size"),
+                                format!("must be in [1, {MAX_FLOW_SIZE}] bytes, got {m:?}"),
+                            ))
+                        }
+                    }
+                    if let Some(shape) = t
+                        .shape
+                        .filter(|&s| s.is_nan() || s <= 1.0 || s > MAX_SHAPE as f64)
+                    {
+                        return Err(err(
+                            format!("traffic[{i}].shape"),
+                            format!(
+                                "must be in (1, {MAX_SHAPE}] (a finite mean size), got {shape}"
+                            ),
+                        ));
+                    }
+                }
                 "onoff" => {
                     if let Some(shape) = t.shape.filter(|&s| s <= 1.0) {
                         return Err(err(
@@ -260,7 +218,7 @@ impl RunSpec {
                 k => {
                     return Err(err(
                         field,
-                        format!("kind must be one of cbr, poisson, onoff; got {k:?}"),
+                        format!("kind must be one of cbr, poisson, onoff, transfers; got {k:?}"),
                     ))
                 }
             }
@@ -316,6 +274,80 @@ impl RunSpec {
         }
         Ok(())
     }
+}
+
+/// One flow's checks (a `[[flows]]` entry, or the template of a `transfers` source) under field `p`.
+fn check_flow(f: &FlowSpec, p: &str, nl: usize) -> Result<(), SpecError> {
+    check_path(&f.path, &format!("{p}.path"), nl)?;
+    check_path(&f.ack_path, &format!("{p}.ack_path"), nl)?;
+    for (name, t) in [
+        ("extra_delay_fwd", f.extra_delay_fwd),
+        ("extra_delay_rev", f.extra_delay_rev),
+        ("rtt", f.rtt),
+    ] {
+        check_time(t, format!("{p}.{name}"), MAX_TIME_S)?;
+    }
+    match f.start {
+        StartSpec::At(s) => check_time(s, format!("{p}.start"), MAX_TIME_S)?,
+        StartSpec::Uniform([lo, hi]) => {
+            check_time(lo, format!("{p}.start"), MAX_TIME_S)?;
+            check_time(hi, format!("{p}.start"), MAX_TIME_S)?;
+            if lo > hi {
+                return Err(err(
+                    format!("{p}.start"),
+                    format!("[lo, hi] needs lo <= hi, got [{lo}, {hi}]"),
+                ));
+            }
+        }
+    }
+    if let Some(s) = f.stop {
+        check_time(s, format!("{p}.stop"), MAX_TIME_S)?;
+    }
+    if f.size.is_some_and(|b| b > MAX_FLOW_SIZE) {
+        return Err(err(
+            format!("{p}.size"),
+            format!("must be at most {MAX_FLOW_SIZE} bytes"),
+        ));
+    }
+    let t = &f.transport;
+    if t.mss == 0 || t.packet_size <= t.mss {
+        return Err(err(format!("{p}.transport"), "needs 0 < mss < packet_size"));
+    }
+    check_packet_size(t.packet_size, format!("{p}.transport.packet_size"))?;
+    if !(1..=MAX_DELAYED_ACK).contains(&t.delayed_ack) {
+        return Err(err(
+            format!("{p}.transport.delayed_ack"),
+            format!("must be in [1, {MAX_DELAYED_ACK}], got {}", t.delayed_ack),
+        ));
+    }
+    if !(t.initial_cwnd > 0.0 && t.initial_cwnd <= MAX_INITIAL_CWND as f64) {
+        return Err(err(
+            format!("{p}.transport.initial_cwnd"),
+            format!(
+                "must be in (0, {MAX_INITIAL_CWND}] packets, got {}",
+                t.initial_cwnd
+            ),
+        ));
+    }
+    check_time(
+        t.delack_timeout,
+        format!("{p}.transport.delack_timeout"),
+        MAX_TIME_S,
+    )?;
+    check_time(
+        t.min_rto,
+        format!("{p}.transport.min_rto"),
+        MAX_RTO_NS as f64 / 1e9,
+    )?;
+    if let Some(w) = t.max_window {
+        if !(1..=MAX_WINDOW_PKTS).contains(&(w as u64)) {
+            return Err(err(
+                format!("{p}.transport.max_window"),
+                format!("must be in [1, {MAX_WINDOW_PKTS}] packets, got {w}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -415,6 +447,8 @@ mod tests {
             mean_on: None,
             mean_off: None,
             shape: Some(1.0),
+            mean_size: None,
+            flow: None,
         });
         assert_eq!(
             s.validate().unwrap_err().message,
@@ -483,6 +517,8 @@ mod tests {
             mean_on: None,
             mean_off: None,
             shape: None,
+            mean_size: None,
+            flow: None,
         });
         assert_eq!(field(&s), "limits.max_events");
         s.limits = Some(Budget {

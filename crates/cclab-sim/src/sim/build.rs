@@ -9,7 +9,7 @@ use super::{Flow, Simulation};
 use crate::events::{Event, EventQueue};
 use crate::result::{Conservation, RunResult, SeriesBuilder, Trace};
 use crate::spec::{FlowSpec, LinkSpec, RunSpec, SpecError, StartSpec};
-use crate::traffic::CrossSource;
+use crate::traffic::{CrossSource, TransferSource};
 use cclab_cc::aqm::BufferLimit;
 use cclab_cc::registry::{build_queue, build_sender, flow_seed, LinkEnv, SenderEnv};
 use cclab_cc::rng::{self, Stream};
@@ -158,6 +158,51 @@ fn build_flow(
     })
 }
 
+/// A short transfer of `size` bytes from source `s`'s template, arriving (and starting) at `now`: its
+/// algorithm seeded apart from every configured flow's and every other transfer's.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn transfer(
+    tpl: &FlowSpec,
+    s: usize,
+    n: u64,
+    size: u64,
+    now: Nanos,
+    fwd: u32,
+    rev: u32,
+    seed: u64,
+) -> Flow {
+    let t = &tpl.transport;
+    let env = SenderEnv {
+        mss: t.mss,
+        packet_size: t.packet_size,
+        initial_cwnd: t.initial_cwnd,
+        seed: flow_seed(seed, (1 << 40) | (((s as u64) << 32) ^ n)),
+    };
+    let built = build_sender(&tpl.cc, &tpl.params, &env).expect("validated with the spec");
+    let cfg = transport_config(tpl);
+    Flow {
+        group: s as u32,
+        cc_name: String::new(),
+        rtt: tpl.rtt,
+        start: now,
+        stop: None,
+        receiver: Receiver::new(&cfg),
+        sender: Sender::new(cfg, built.cc, Some(size), 0),
+        fwd,
+        rev,
+        ect: t.ecn,
+        started: true,
+        stimer: None,
+        sgen: 0,
+        rtimer: None,
+        rgen: 0,
+        finish: None,
+        dropped: 0,
+        dropped_window: 0,
+        header: t.packet_size - t.mss,
+    }
+}
+
 impl Simulation {
     /// The algorithms' warnings found while building (before running).
     pub fn warnings(&self) -> Vec<String> {
@@ -183,15 +228,37 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| build_flow(spec, i, f, &mut routes, &mut warnings))
             .collect::<Result<Vec<_>, _>>()?;
-        let cross = spec
-            .traffic
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let at = routes.push(0.0, &t.path, 0.0);
-                CrossSource::new(t, at, Stream::Traffic.rng(spec.seed, i as u64))
-            })
-            .collect();
+        let mut cross = Vec::new();
+        let mut xsrc = Vec::new();
+        for (i, t) in spec.traffic.iter().enumerate() {
+            let rng = Stream::Traffic.rng(spec.seed, i as u64);
+            match t.flow.as_deref().filter(|_| t.kind == "transfers") {
+                Some(f) => {
+                    // Every transfer builds its algorithm when it arrives: a bad one is refused now.
+                    let env = SenderEnv {
+                        mss: f.transport.mss,
+                        packet_size: f.transport.packet_size,
+                        initial_cwnd: f.transport.initial_cwnd,
+                        seed: 0,
+                    };
+                    build_sender(&f.cc, &f.params, &env).map_err(|e| {
+                        let field = if e.field == "cc" {
+                            format!("traffic[{i}].cc")
+                        } else {
+                            format!("traffic[{i}].params.{}", e.field)
+                        };
+                        SpecError::new(field, e.message)
+                    })?;
+                    let fwd = routes.push(f.extra_delay_fwd, &f.path, 0.0);
+                    let rev = routes.push(0.0, &f.ack_path, f.extra_delay_rev);
+                    xsrc.push(TransferSource::new(t, fwd, rev, rng));
+                }
+                None => {
+                    let at = routes.push(0.0, &t.path, 0.0);
+                    cross.push(CrossSource::new(t, at, rng));
+                }
+            }
+        }
         let result = RunResult {
             name: spec.name.clone(),
             seed: spec.seed,
@@ -218,6 +285,9 @@ impl Simulation {
             flows,
             lsnap: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
             cross,
+            xsrc,
+            xfers: Vec::new(),
+            seed: spec.seed,
             in_window: false,
             cons: Conservation::default(),
             events: 0,
@@ -242,6 +312,9 @@ impl Simulation {
         }
         for i in 0..sim.cross.len() {
             sim.ev.push(sim.cross[i].start, Event::Traffic(i as u32));
+        }
+        for i in 0..sim.xsrc.len() {
+            sim.ev.push(sim.xsrc[i].start, Event::TransferArrival(i as u32));
         }
         for (i, l) in sim.links.iter().enumerate() {
             for (k, &(t, _)) in l.schedule.iter().enumerate() {

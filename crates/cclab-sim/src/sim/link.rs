@@ -231,9 +231,11 @@ impl Simulation {
         self.trace(kind, link, i);
         let p = self.slab[i as usize];
         if p.kind == PacketKind::Data {
-            let f = &mut self.flows[p.owner as usize];
-            f.dropped += 1;
-            f.dropped_window += self.in_window as u64;
+            let in_window = self.in_window as u64;
+            if let Some(f) = self.flow_mut(p.owner) {
+                f.dropped += 1;
+                f.dropped_window += in_window;
+            }
         }
         self.cons.dropped += 1;
         self.release(i);

@@ -178,6 +178,7 @@ impl Simulation {
             // The end-of-window event did not run (aborted, or window ends after the last event).
             self.snapshot(1);
         }
+        self.result.transfers = self.transfer_results();
         let win = to_secs(self.measure[1] - self.measure[0]).max(1e-12);
         let (m0, m1) = (to_secs(self.measure[0]), to_secs(self.measure[1]));
         let fs = &self.fseries;

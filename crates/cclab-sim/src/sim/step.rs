@@ -105,7 +105,7 @@ impl Simulation {
     /// Lets flow `f`'s sender act now on a window or rate just set from outside (otherwise a larger
     /// window would wait for the next ACK, or forever if none is in flight).
     pub fn wake_sender(&mut self, f: usize) {
-        self.pump_sender(f);
+        self.pump_sender(f as u32);
     }
 
     /// Current simulated time.
