@@ -200,20 +200,29 @@ B4_N = (5, 10, 20, 40, 60)
 def _b4_n(n: int) -> Callable[[dict], dict]:
     def change(d: dict) -> dict:
         for f in d["flows"]:
-            f["count"] = n // 5
+            if not f.get("reverse"):
+                f["count"] = n // 5
         return d
     return change
+
+
+def _forward(r: Result) -> list[dict]:
+    """The summaries of the flows in the forward direction (the reverse TCP flows only load the ACK path)."""
+    return [f for f, sp in zip(r.summary["flows"], r.spec["flows"]) if sp["path"] == [0]]
 
 
 def _b4_claims(res: Runs) -> list[Claim]:
     def group_jain(r: Result) -> float:
         by: dict[int, list[float]] = {}
-        for f in r.summary["flows"]:
+        for f in _forward(r):
             by.setdefault(f["group"], []).append(f["goodput_bps"])
         return jain([statistics.fmean(v) for v in by.values()])
 
+    def flow_jain(r: Result) -> float:
+        return jain([f["goodput_bps"] for f in _forward(r)])
+
     pts_g = {f"n = {n}": per_seed(res[f"n={n}"], group_jain) for n in B4_N}
-    pts_f = {f"n = {n}": per_seed(res[f"n={n}"], lambda r: float(r.summary["jain"])) for n in B4_N}
+    pts_f = {f"n = {n}": per_seed(res[f"n={n}"], flow_jain) for n in B4_N}
     big, small = f"n = {B4_N[-1]}", f"n = {B4_N[0]}"
     return [
         judged(f"the five k (l = 1 − k) share fairly as n grows (n = {B4_N[-1]})", "Jain's index ≈ 1 (Fig. 8)",
@@ -344,7 +353,8 @@ EXPERIMENTS = [
                   "k+l=0.5": _second("binomial", {"k": 0.25, "l": 0.25}),
                   "k+l=1.5": _second("binomial", {"k": 0.75, "l": 0.75})},
         claims=_b1_claims, seeds=tuple(range(1, 11)),
-        notes="3 Mbit/s, 50 ms, RED, 200 s, 10 seeds as the paper (throughput over 50-200 s).",
+        notes="3 Mbit/s, 50 ms, RED, 4 reverse TCP flows (the paper's topology), 200 s, 10 seeds as the paper "
+              "(throughput over 50-200 s).",
         figures=_b1_figure,
     ),
     Experiment(
@@ -363,7 +373,7 @@ EXPERIMENTS = [
         id="B4", paper=PAPER, title="a mixture of k = 0 … 1 (l = 1 − k) as n grows",
         scenario="binomial_b4.toml", variants={f"n={n}": _b4_n(n) for n in B4_N}, claims=_b4_claims,
         figures=_b4_figure,
-        notes="50 Mbit/s, 50 ms, RED; n = 5-60 (n/5 of each k); 100 s measured over 20-100 s.",
+        notes="50 Mbit/s, 50 ms, RED, 4 reverse TCP flows; n = 5-60 (n/5 of each k); 100 s measured over 20-100 s.",
     ),
     Experiment(
         id="B5", paper=PAPER, title="three bottlenecks with web-like and constant-rate background traffic",
@@ -376,7 +386,8 @@ EXPERIMENTS = [
         scenario="binomial_b6.toml",
         variants={"iiad droptail": lambda d: d, "sqrt droptail": _set_cc((1,), "sqrt"),
                   "iiad red": _queue("red"), "sqrt red": _then(_set_cc((1,), "sqrt"), _queue("red"))},
-        claims=_b6_claims, notes="B1's pair (3 Mbit/s, 50 ms, buffer = BDP) over drop-tail, and over RED for comparison.",
+        claims=_b6_claims, notes="B1's pair (3 Mbit/s, 50 ms, buffer = BDP, 4 reverse TCP flows) over drop-tail, and "
+                                 "over RED for comparison.",
     ),
     Experiment(
         id="B7", paper=PAPER, title="the throughput law λ ∝ p^(−1/(k+l+1)) under random loss",
