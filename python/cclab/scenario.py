@@ -417,7 +417,7 @@ class Traffic(_Model):
     _rtt = field_validator("rtt")(positive(parse_time, hi=MAX_TIME))
 
     @model_validator(mode="after")
-    def _transfer_fields(self) -> "Traffic":
+    def _transfer_fields(self) -> Traffic:
         # The transfer settings mean nothing to the other kinds: refused there, not silently ignored.
         if self.kind != "transfers":
             for key in ("mean_size", "cc", "rtt", "transport"):
