@@ -216,9 +216,9 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
                 errors.append((f"{name}.rate", f"must be <= 200 Mbit/s on the real datapath (the measured limit "
                                                f"of this machine, docs/real-datapath.md), got {show(link.rate)}"))
     for g, f in enumerate(sc.flows):
-        if f.reverse:
-            errors.append((f"flows[{g}].reverse", "reverse-direction flows run in the simulator only for now; "
-                                                  "allowed on the real datapath: false"))
+        if f.reverse and loopback:
+            errors.append((f"flows[{g}].reverse", "a reverse flow needs the namespace mode (root): loopback mode "
+                                                  "relays one direction of data; allowed in loopback mode: false"))
     for i, t in enumerate(sc.traffic):
         errors.append((f"traffic[{i}].kind", f"cross traffic ({show(t.kind)}) is simulator-only; the real datapath "
                                              "runs the scenario's flows only (allowed: no [[traffic]])"))

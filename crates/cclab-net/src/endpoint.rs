@@ -20,7 +20,7 @@ use cclab_cc::time::{Nanos, NS_PER_MS};
 use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
 
 use crate::disturbance::StallLog;
-use crate::hosts::Dumbbell;
+use crate::hosts::Host;
 use crate::probe::FlowProbe;
 use crate::spec::FlowSpec;
 use crate::sys::{self, Clock, TimerFd};
@@ -394,7 +394,7 @@ pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
         .config(WIRE_OVERHEAD, mss, recovery.or(f.recovery_override()))
 }
 
-/// A receiver's socket, bound in host B before the run starts.
+/// A receiver's socket, bound in its host (B; A for a reverse flow) before the run starts.
 pub struct ReceiverSetup {
     pub sock: UdpSocket,
     pub flow_id: u32,
@@ -404,16 +404,8 @@ pub struct ReceiverSetup {
 }
 
 impl ReceiverSetup {
-    pub fn bind(
-        hosts: &Dumbbell,
-        f: &FlowSpec,
-        port: u16,
-        flow_id: u32,
-    ) -> io::Result<ReceiverSetup> {
-        let sock = hosts
-            .b
-            .ns
-            .run_in(|| UdpSocket::bind((hosts.b.addr, port)))??;
+    pub fn bind(host: &Host, f: &FlowSpec, port: u16, flow_id: u32) -> io::Result<ReceiverSetup> {
+        let sock = host.ns.run_in(|| UdpSocket::bind((host.addr, port)))??;
         Self::from_socket(sock, f, flow_id)
     }
 
@@ -445,7 +437,8 @@ impl ReceiverSetup {
     }
 }
 
-/// A sender's socket, bound in host A and connected to its receiver, and its algorithm.
+/// A sender's socket, bound in its host (A; B for a reverse flow) and connected to its receiver, and
+/// its algorithm.
 pub struct SenderSetup {
     pub sock: UdpSocket,
     pub flow_id: u32,
@@ -456,14 +449,14 @@ pub struct SenderSetup {
 
 impl SenderSetup {
     pub fn bind(
-        hosts: &Dumbbell,
+        host: &Host,
         f: &FlowSpec,
         cc: &str,
         dst: SocketAddr,
         flow_id: u32,
         run_seed: u64,
     ) -> io::Result<SenderSetup> {
-        let sock = hosts.a.ns.run_in(|| UdpSocket::bind((hosts.a.addr, 0)))??;
+        let sock = host.ns.run_in(|| UdpSocket::bind((host.addr, 0)))??;
         Self::from_socket(sock, f, cc, dst, flow_id, run_seed)
     }
 

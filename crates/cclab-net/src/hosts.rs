@@ -21,6 +21,8 @@ pub const MTU: i32 = 1500;
 /// The TUN device's transmit queue (packets). Large so that a window-sized burst from a host waits in
 /// it for the emulator's next read instead of being dropped before the emulated link.
 pub const TXQLEN: i32 = 10_000;
+/// The hosts' ephemeral port range: above the flow ports [`crate::plan::BASE_PORT`]`..+64`.
+pub const EPHEMERAL_PORTS: &str = "41000 60999";
 
 pub struct Host {
     pub ns: Netns,
@@ -39,6 +41,9 @@ impl Host {
             // a kernel without IPv6 has no such sysctl and nothing to disable.
             let _ = sys::sysctl("net/ipv6/conf/all/disable_ipv6", "1");
             let _ = sys::sysctl("net/ipv6/conf/default/disable_ipv6", "1");
+            // Ephemeral ports start above every flow port (crate::plan), so that a sender's own
+            // port never names another flow to the emulator (it keys flows by their receivers' ports).
+            sys::sysctl("net/ipv4/ip_local_port_range", EPHEMERAL_PORTS)?;
             sys::configure_if(TUN_NAME, Some((addr, PREFIX)), Some(MTU), Some(TXQLEN))?;
             Ok(tun)
         })??;

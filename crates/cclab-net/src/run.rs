@@ -73,6 +73,16 @@ pub fn flow_kind(cc: &str) -> FlowKind {
     }
 }
 
+/// Whether flow `f` runs in the reverse direction (data B → A over link 1, ACKs over link 0); None if
+/// its paths are neither of the dumbbell's two directions.
+pub fn reverse(f: &crate::spec::FlowSpec) -> Option<bool> {
+    match (f.path.as_slice(), f.ack_path.as_slice()) {
+        ([0], [1]) => Some(false),
+        ([1], [0]) => Some(true),
+        _ => None,
+    }
+}
+
 /// Checks what the real datapath supports; the error names the field.
 pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
     if spec.links.len() != 2 {
@@ -100,9 +110,11 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
         ));
     }
     for (i, f) in spec.flows.iter().enumerate() {
-        if f.path != [0] || f.ack_path != [1] {
+        if reverse(f).is_none() {
             return Err(RunError::Spec(format!(
-                "flows[{i}].path: must be [0] with ack_path [1] (dumbbell)"
+                "flows[{i}].path: must be [0] with ack_path [1] (dumbbell), or [1] with ack_path [0] \
+                 (a reverse flow), got {:?} and {:?}",
+                f.path, f.ack_path
             )));
         }
         match flow_kind(&f.cc) {
@@ -138,6 +150,12 @@ pub enum Mode {
 /// IP-level forwarding. The error names the field.
 pub fn validate_loopback(spec: &RunSpec) -> Result<(), RunError> {
     for (i, f) in spec.flows.iter().enumerate() {
+        if reverse(f) == Some(true) {
+            return Err(RunError::Spec(format!(
+                "flows[{i}].path: a reverse flow needs the namespace mode (loopback mode relays one \
+                 direction of data)"
+            )));
+        }
         if let FlowKind::Kernel(_) = flow_kind(&f.cc) {
             return Err(RunError::Spec(format!(
                 "flows[{i}].cc: {:?} (Linux TCP) needs the namespace mode; loopback mode relays UDP \
@@ -281,6 +299,7 @@ fn build_emulator(spec: &RunSpec) -> Result<Emulator, RunError> {
             flow_port(i),
             from_secs(f.extra_delay_fwd),
             from_secs(f.extra_delay_rev),
+            reverse(f) == Some(true),
         );
     }
     Ok(emu)
@@ -354,15 +373,21 @@ fn spawn_flows<'scope, 'env>(
             continue;
         }
         let hosts = hosts.expect("TUN mode has hosts");
-        let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
+        // A reverse flow sends from host B to a receiver on host A.
+        let (snd, rcv) = if reverse(f) == Some(true) {
+            (&hosts.b, &hosts.a)
+        } else {
+            (&hosts.a, &hosts.b)
+        };
+        let dst = SocketAddr::V4(SocketAddrV4::new(rcv.addr, port));
         match flow_kind(&f.cc) {
             FlowKind::Kernel(cc) => {
-                let listener = hosts.b.ns.run_in(|| TcpListener::bind(dst))??;
+                let listener = rcv.ns.run_in(|| TcpListener::bind(dst))??;
                 let p2 = probe.clone();
                 handles.push(s.spawn(move || tcp::sink(listener, stop, &p2.delivered)));
                 let size = f.size;
                 handles.push(s.spawn(move || -> io::Result<()> {
-                    hosts.a.ns.enter()?;
+                    snd.ns.enter()?;
                     sleep_until(&clock, start, stop);
                     if stop.load(Ordering::Relaxed) {
                         return Ok(());
@@ -388,8 +413,8 @@ fn spawn_flows<'scope, 'env>(
                 }));
             }
             FlowKind::Ours(name) => {
-                let mut rx = ReceiverSetup::bind(hosts, f, port, i as u32)?;
-                let tx = SenderSetup::bind(hosts, f, &name, dst, i as u32, spec.seed)?;
+                let mut rx = ReceiverSetup::bind(rcv, f, port, i as u32)?;
+                let tx = SenderSetup::bind(snd, f, &name, dst, i as u32, spec.seed)?;
                 // The receiver takes data from this sender only (docs/real-datapath.md, "What a
                 // hostile packet can and cannot do").
                 rx.expect_peer(v4_of(&tx.sock)?);

@@ -93,7 +93,7 @@ proptest! {
         fwd.loss_data_only = false;
         let rev = LinkConfig::droptail(10e6, 1_000_000, 3);
         let mut e = Emulator::new(fwd, rev, 7).unwrap();
-        e.add_flow_delay(40000, 500_000, 0);
+        e.add_flow_delay(40000, 500_000, 0, false);
         let mut now = 0;
         let mut out = 0u64;
         for (f, dt, reverse) in &frames {

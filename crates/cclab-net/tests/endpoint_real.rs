@@ -108,8 +108,8 @@ fn paced_flow_and_malformed_datagrams() {
     let f = flow();
     let port = 40000;
     let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, port));
-    let rx = ReceiverSetup::bind(&hosts, &f, port, 3).unwrap();
-    let tx = SenderSetup::bind(&hosts, &f, "newreno", dst, 3, 1).unwrap();
+    let rx = ReceiverSetup::bind(&hosts.b, &f, port, 3).unwrap();
+    let tx = SenderSetup::bind(&hosts.a, &f, "newreno", dst, 3, 1).unwrap();
     // 16 Mbit/s of 1500-byte IP packets (payload 1440 + 32 header + 28 UDP/IP) on a 20 Mbit/s link
     let payload = 1440;
     let interval = 1500 * 8 * 1_000_000_000 / 16_000_000; // 750 µs
@@ -281,8 +281,8 @@ fn maxnet_prices_are_written_with_valid_checksums() {
     let run = emulator::spawn(emu, hosts.tuns(), clock, None);
     let f = flow();
     let dst = SocketAddr::V4(SocketAddrV4::new(hosts.b.addr, 40000));
-    let rx = ReceiverSetup::bind(&hosts, &f, 40000, 1).unwrap();
-    let tx = SenderSetup::bind(&hosts, &f, "maxnet", dst, 1, 1).unwrap();
+    let rx = ReceiverSetup::bind(&hosts.b, &f, 40000, 1).unwrap();
+    let tx = SenderSetup::bind(&hosts.a, &f, "maxnet", dst, 1, 1).unwrap();
     let errs_before = hosts.b.ns.run_in(udp_csum_errors).unwrap();
     let stop = AtomicBool::new(false);
     let (probe_rx, probe_tx) = (FlowProbe::default(), FlowProbe::default());

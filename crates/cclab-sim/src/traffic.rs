@@ -180,7 +180,9 @@ impl TransferSource {
         if self.stop.is_some_and(|s| now >= s) {
             return (None, None);
         }
-        let size = pareto(&mut self.rng, self.mean_size, self.shape).ceil().max(1.0);
+        let size = pareto(&mut self.rng, self.mean_size, self.shape)
+            .ceil()
+            .max(1.0);
         // Sizes beyond the transport's limit are cut there (a draw that far in the tail is rare).
         let size = size.min(cclab_spec::limits::MAX_FLOW_SIZE as f64) as u64;
         let gap = from_secs(exponential(&mut self.rng, self.mean_gap)).max(1);

@@ -182,16 +182,26 @@ struct DelayLine {
 
 struct Access {
     lines: Vec<DelayLine>,
-    /// port → line index (data direction: destination port; ACK direction: source port).
-    by_port: Vec<(u16, usize)>,
+    /// (flow port, the packet header field it is matched against, line index). A flow's receiver
+    /// owns the port, so its data is matched by destination port and its ACKs by source port.
+    by_port: Vec<(u16, Field, usize)>,
+}
+
+/// Which of a packet's ports identifies its flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Dst,
+    Src,
 }
 
 impl Access {
-    fn line_for(&self, port: u16) -> Option<usize> {
+    /// The line of the flow a packet with these ports belongs to. Flow ports lie outside the hosts'
+    /// ephemeral range ([`crate::hosts`]), so a sender's own port never matches another flow's.
+    fn line_for(&self, dst: u16, src: u16) -> Option<usize> {
         self.by_port
             .iter()
-            .find(|(p, _)| *p == port)
-            .map(|&(_, i)| i)
+            .find(|(p, field, _)| *p == if *field == Field::Dst { dst } else { src })
+            .map(|&(_, _, i)| i)
     }
 }
 
@@ -244,10 +254,12 @@ impl Emulator {
         })
     }
 
-    /// Adds a per-flow access delay: packets to `port` (forward) get `fwd` extra delay before link 0,
-    /// packets from `port` (reverse) get `rev` before link 1.
-    pub fn add_flow_delay(&mut self, port: u16, fwd: Nanos, rev: Nanos) {
-        for (d, extra) in [(0, fwd), (1, rev)] {
+    /// Adds a per-flow access delay for the flow whose receiver has `port`: its data gets `data` extra
+    /// delay before its link and its ACKs `ack` before theirs. A forward flow's data crosses link 0
+    /// (A → B) and its ACKs link 1; a `reverse` flow's data crosses link 1 and its ACKs link 0.
+    pub fn add_flow_delay(&mut self, port: u16, data: Nanos, ack: Nanos, reverse: bool) {
+        let (data_dir, ack_dir) = if reverse { (1, 0) } else { (0, 1) };
+        for (d, extra, field) in [(data_dir, data, Field::Dst), (ack_dir, ack, Field::Src)] {
             if extra == 0 {
                 continue;
             }
@@ -262,8 +274,8 @@ impl Emulator {
                     a.lines.len() - 1
                 }
             };
-            a.by_port.retain(|(p, _)| *p != port);
-            a.by_port.push((port, i));
+            a.by_port.retain(|(p, f, _)| (*p, *f) != (port, field));
+            a.by_port.push((port, field, i));
         }
     }
 
@@ -297,13 +309,9 @@ impl Emulator {
             }
         };
         let d = dir as usize;
-        let port = if dir == Dir::Fwd {
-            info.dst_port
-        } else {
-            info.src_port
-        };
+        let (dst, src) = (info.dst_port, info.src_port);
         let pkt = Pkt { buf, info };
-        match self.access[d].line_for(port) {
+        match self.access[d].line_for(dst, src) {
             Some(i) => {
                 let line = &mut self.access[d].lines[i];
                 line.q.push_back((now + line.delay, pkt));
@@ -521,7 +529,7 @@ mod tests {
             1,
         )
         .unwrap();
-        e.add_flow_delay(7, 5 * NS_PER_MS, 0);
+        e.add_flow_delay(7, 5 * NS_PER_MS, 0, false);
         for _ in 0..4 {
             e.on_packet(Dir::Fwd, 0, pkt(1250, 9)); // 1 ms each at 10 Mbit/s
         }
@@ -546,5 +554,57 @@ mod tests {
         e.on_packet(Dir::Fwd, 0, vec![0x60; 40]);
         e.on_packet(Dir::Fwd, 0, vec![0x45; 10]);
         assert_eq!((e.ingress.non_ipv4, e.ingress.malformed), (1, 1));
+    }
+
+    /// How long one packet (ports `dport`, `sport`) entering `dir` at `t0` takes to leave, the links
+    /// idle (10 Mbit/s, 1 ms; `t0` later than every earlier packet's departure).
+    fn out_time(e: &mut Emulator, t0: Nanos, dir: Dir, dport: u16, sport: u16) -> Nanos {
+        let b = build_udp([10, 0, 0, 1], [10, 0, 0, 2], sport, dport, 0, &[0u8; 1222]);
+        e.on_packet(dir, t0, b);
+        let mut t = t0;
+        while let Some(dl) = e.next_deadline() {
+            t = dl.max(t);
+            if let Some((d, b, _)) = e.poll_output(t) {
+                assert_eq!(d, dir);
+                e.recycle(b);
+                return t - t0;
+            }
+        }
+        unreachable!("the packet left")
+    }
+
+    /// A flow is keyed by its receiver's port: a forward flow's data (A → B) by destination port and its
+    /// ACKs (B → A) by source port; a reverse flow's data (B → A) by destination port and its ACKs
+    /// (A → B) by source port. A packet of neither gets no extra delay.
+    #[test]
+    fn access_delays_follow_the_flow_in_both_directions() {
+        let mut e = Emulator::new(
+            LinkConfig::droptail(10e6, NS_PER_MS, 100),
+            LinkConfig::droptail(10e6, NS_PER_MS, 100),
+            1,
+        )
+        .unwrap();
+        e.add_flow_delay(40000, 5 * NS_PER_MS, 3 * NS_PER_MS, false);
+        e.add_flow_delay(40001, 7 * NS_PER_MS, 2 * NS_PER_MS, true);
+        // 1 ms transmission + 1 ms propagation = 2 ms without an access delay.
+        let base = 2 * NS_PER_MS;
+        let s = 100 * NS_PER_MS;
+        assert_eq!(
+            out_time(&mut e, s, Dir::Fwd, 40000, 50000),
+            base + 5 * NS_PER_MS
+        ); // forward data
+        assert_eq!(
+            out_time(&mut e, 2 * s, Dir::Rev, 50000, 40000),
+            base + 3 * NS_PER_MS
+        ); // its ACK
+        assert_eq!(
+            out_time(&mut e, 3 * s, Dir::Rev, 40001, 50001),
+            base + 7 * NS_PER_MS
+        ); // reverse data
+        assert_eq!(
+            out_time(&mut e, 4 * s, Dir::Fwd, 50001, 40001),
+            base + 2 * NS_PER_MS
+        ); // its ACK
+        assert_eq!(out_time(&mut e, 5 * s, Dir::Fwd, 50002, 50003), base); // someone else's
     }
 }

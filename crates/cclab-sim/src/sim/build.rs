@@ -314,7 +314,8 @@ impl Simulation {
             sim.ev.push(sim.cross[i].start, Event::Traffic(i as u32));
         }
         for i in 0..sim.xsrc.len() {
-            sim.ev.push(sim.xsrc[i].start, Event::TransferArrival(i as u32));
+            sim.ev
+                .push(sim.xsrc[i].start, Event::TransferArrival(i as u32));
         }
         for (i, l) in sim.links.iter().enumerate() {
             for (k, &(t, _)) in l.schedule.iter().enumerate() {
