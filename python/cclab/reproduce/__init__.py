@@ -148,14 +148,10 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     return rep
 
 
-_GIT: list[Optional[dict]] = []
-
-
 def _git_now() -> Optional[dict]:
-    """This cclab's git commit (asked once per process: a subprocess each time would cost ~5 ms a run)."""
-    if not _GIT:
-        _GIT.append(provenance.git())
-    return _GIT[0]
+    """This process's git commit (``provenance.git`` is cached for the process: the code it loaded, even
+    if HEAD moves while a long reproduction runs)."""
+    return provenance.git()
 
 
 def _finished(d: dict, where: Path) -> bool:
@@ -225,6 +221,9 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
     Ctrl-C loses only the runs under way: queued ones are cancelled, and the next call resumes."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    # The commit the runs will record, fixed now: forked workers inherit it, so the runs they write and
+    # the judging below agree on it even if HEAD moves meanwhile.
+    _git_now()
     jobs = [j for x in exp_ids for j in _jobs(x, Path(out) / experiments()[x.lower()].id, quick, seeds)]
     todo = [(d, w) for d, w in jobs if not _finished(d, w)]
     done = len(jobs) - len(todo)
