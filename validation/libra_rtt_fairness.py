@@ -43,7 +43,7 @@ def main() -> None:
                 j, w = run(cc, rtts, cap, s, a.duration)
                 js.append(j)
                 warned += bool(w) if cc == "libra" else 0
-            m, _, n, h = spread(js)
+            m, _, _n, h = spread(js)
             out[cc] = f"{m:.3f} ± {h:.3f}"
         print(f"| {name} | {cap} | {out['libra']} | {out['newreno']} | {warned} of {a.seeds} |", flush=True)
 

@@ -326,7 +326,7 @@ def _b7_claims(res: Runs) -> list[Claim]:
                                               for p in B7_P]) for s in range(n)]
         rows.append(judged(f"{name} (k = {k:g}, l = {l:g}): λ ∝ p^(−1/(k+l+1))", f"exponent {theory:.3f} (eq. 7)", exps,
                            f"fitted exponent within {100 * B7_TOL:.0f} % of {theory:.3f}",
-                           lambda v, t=theory: abs(v - t) <= B7_TOL * t, fmt="{:.3f}"))
+                           _within(theory, B7_TOL), fmt="{:.3f}"))
     return rows
 
 
@@ -398,3 +398,8 @@ EXPERIMENTS = [
         notes="One flow at a time, 100 Mbit/s, 50 ms, Bernoulli loss 0.1-1 %; 300 s measured over 20-300 s.",
     ),
 ]
+
+
+def _within(target: float, tol: float) -> Callable[[float], bool]:
+    """The criterion "within ``tol`` (relative) of ``target``" as a verdict function."""
+    return lambda v: abs(v - target) <= tol * target

@@ -132,7 +132,7 @@ def _l1_claims(res: Runs) -> list[Claim]:
             cells += 1
             if not ok:
                 beaten.append(f"{cap} Mbit/s by {best_other} ({np.mean(j[best_other]):.3f} vs {np.mean(j['libra']):.3f})")
-            each = [all(j["libra"][s] >= j[c][s] for c in L1_CC if c != "libra") for s in range(len(j["libra"]))]
+            each = [int(all(j["libra"][s] >= j[c][s] for c in L1_CC if c != "libra")) for s in range(len(j["libra"]))]
             per_seed_wins = each if per_seed_wins is None else [a + b for a, b in zip(per_seed_wins, each)]
         need = cells - 1 if buf == "pipe" else cells - 2  # "almost all"; the paper's own exceptions: Hybla at 80/160 with 200 packets
         lib = ", ".join(f"{cap}: {ci(per_seed(res[_key('libra', cap, buf)], _jain), '{:.3f}')}" for cap in CAPS_MBPS)
@@ -190,7 +190,7 @@ def _l2_claims(res: Runs) -> list[Claim]:
     closest = []
     for cap, buf in cells:
         m = {cc: abs(np.mean(a[(cc, cap, buf)])) for cc in L2_CC}
-        closest.append(min(m, key=m.get))
+        closest.append(min(m, key=lambda cc: m[cc]))
     lib = sum(1 for c in closest if c == "libra")
     need = len(cells) - 1  # the paper's one exception: CUBIC at 160 Mbit/s with 200 packets
     lib_a = "; ".join(f"{cap}/{buf}: {ci(a[('libra', cap, buf)])}" for cap, buf in cells)
