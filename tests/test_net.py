@@ -501,19 +501,27 @@ def test_unprivileged_user_gets_the_message_and_loopback_works(request):
 @needs_net
 def test_reverse_flows_on_the_real_datapath():
     # A forward and a reverse NewReno flow (data B -> A over link 1, where the forward flow's ACKs queue):
-    # 20 Mbit/s, 40 ms, window 4-10 s. Measured (3 runs): sim 15.3 / 17.1 Mbit/s, real 15.8 / 16.0 (3 %
-    # and 7 % apart; the two-way queues make both datapaths' ACK clocks burstier than one-way runs, hence
-    # 15 % here rather than the 10 % of the one-way tests). Kernel TCP in the reverse direction runs too
-    # (cubic both ways: 18.6 / 18.9 Mbit/s).
-    flows = [{"cc": "newreno", "rtt": "40ms"}, {"cc": "newreno", "rtt": "40ms", "reverse": True}]
+    # 20 Mbit/s, 40 ms, window 4-10 s, starts drawn in [0, 0.5] s. Each direction's data shares its link
+    # with the other flow's ACKs, so the split of the ~16 Mbit/s each flow gets depends on how the ACK
+    # bursts fall (with both flows started at 0 s, one simulated seed gave 15.3 / 17.1 and the real runs
+    # 14.2-16.3): the reference is the simulator's mean over five seeds, 16.5 / 16.4 Mbit/s. Measured
+    # real (2 runs, random starts): 15.5 / 16.2 and 17.2 / 16.6, queue 16-25 packets (sim 22). Hence 15 %
+    # per flow, the split's spread, and 10 % on the sum as in the one-way tests. Kernel TCP in the
+    # reverse direction runs too (cubic both ways: 18.6 / 18.9 Mbit/s).
+    flows = [{"cc": "newreno", "rtt": "40ms", "start": ["0s", "0.5s"]},
+             {"cc": "newreno", "rtt": "40ms", "start": ["0s", "0.5s"], "reverse": True}]
     d = dumbbell("rev", flows, "20Mbps", 10, 4)
     spec = cclab.Scenario.from_dict(d).to_spec(datapath="net")
     assert [(f["path"], f["ack_path"]) for f in spec["flows"]] == [([0], [1]), ([1], [0])]
-    sim = cclab.run(d, progress=False, plots=False).summary
+    sims = [cclab.run(dict(d, seed=k), progress=False, plots=False).summary for k in range(1, 6)]
+    sim = [sum(s["flows"][i]["goodput_bps"] for s in sims) / len(sims) for i in range(2)]
     real = quiet(lambda: net.run(d, progress=False).summary)
-    show("sim", sim), show("real", real)
-    for s, r in zip(sim["flows"], real["flows"]):
-        assert rel(r["goodput_bps"], s["goodput_bps"]) < 0.15
+    show("sim seed 1", sims[0]), show("real", real)
+    print(f"sim mean over 5 seeds: {sim[0] / 1e6:.2f} / {sim[1] / 1e6:.2f} Mbit/s")
+    got = [f["goodput_bps"] for f in real["flows"]]
+    for r, s in zip(got, sim):
+        assert rel(r, s) < 0.15, (got, sim)
+    assert rel(sum(got), sum(sim)) < 0.10, (got, sim)
     assert real["links"][1]["utilization"] > 0.7  # the reverse flow's data really crosses link 1
     k = [{"cc": "kernel:cubic", "rtt": "40ms", "reverse": True}]
     kr = quiet(lambda: net.run(dumbbell("krev", k, "20Mbps", 8, 3), progress=False).summary)
