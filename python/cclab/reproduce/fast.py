@@ -109,7 +109,9 @@ def _dynamic_explain(res: Runs, claims: list[Claim]) -> str:
              "",
              "| protocol | " + " | ".join(f"{p:g} s" for p in periods) + " |",
              "| --- | " + " | ".join("---" for _ in periods) + " |"]
-    lines += [f"| {cc} | " + " | ".join(f"{x:.3f}" for x in v) + " |" for cc, v in tab.items()]
+    lines += [f"| {cc} | " + " | ".join("—" if np.isnan(x) else f"{x:.3f}" for x in v) + " |" for cc, v in tab.items()]
+    if any(np.isnan(x) for v in tab.values() for x in v):
+        lines += ["", "— : the phases' settled halves are shorter than three samples at that period."]
     over = np.mean([[(fl["min_rtt"] - fl["rtt"]) * 1e3 for fl in r.summary["flows"]] for r in res["fast"]], axis=0)
     lines += ["", "A FAST flow's baseRTT is the least RTT it has seen. A flow that joins a standing queue never "
               "sees the propagation delay alone and keeps part of that queue in its baseRTT; it then holds α "
@@ -117,7 +119,7 @@ def _dynamic_explain(res: Runs, claims: list[Claim]) -> str:
               "propagation delay, per flow in joining order (mean over seeds): "
               + ", ".join(f"{x:.1f}" for x in over) + " ms (the least RTT over the whole run: a flow that stayed "
               "until the queue drained saw the propagation delay later)."]
-    f = tab["fast"]
+    f = [x for x in tab["fast"] if not np.isnan(x)]
     lines += ["", f"FAST's index hardly depends on the sampling period ({min(f):.3f}-{max(f):.3f}); the "
               "loss-based protocols' falls as the period grows past their sawtooth's cycle. So the sampling "
               "period does not decide the ranking. The index counts any trend inside an interval as "
