@@ -248,21 +248,27 @@ def _l3_explain(res: Runs, claims: list[Claim]) -> str:
         t = f["t"][f["retransmits"] > 0]
         return float(t.iloc[0]) if len(t) else float("nan")
 
+    def drops(r: Result) -> float:
+        return float(r.summary["flows"][0]["dropped_pkts"])
+
     sack, plain = res["newreno"], res["newreno without SACK"]
+    f0, l0 = sack[0].spec["flows"][0], sack[0].spec["links"][0]
+    pipe = l0["rate_bps"] * f0["rtt"] / (8 * f0["transport"]["packet_size"])
     return (
-        "Slow start doubles the window until the buffer (one pipe) overflows at about two pipes, so about one "
-        f"pipe of packets is lost in a few RTTs: {ci(per_seed(sack, retx), '{:.0f}')} retransmissions with "
-        f"SACK, the first at {ci(per_seed(sack, first_retx), '{:.1f}')} s. With SACK (the transport's default, as "
-        "in Linux) every hole is repaired within about one RTT, the window halves once to about one pipe and "
-        "congestion avoidance keeps the pipe-sized buffer from emptying: "
+        "Slow start doubles the window until the buffer (one pipe, "
+        f"{pipe:.0f} packets) overflows; the overshoot loses {ci(per_seed(sack, drops), '{:.0f}')} packets "
+        f"(about {np.mean(per_seed(sack, drops)) / pipe:.1f} pipes), the first retransmission leaving at "
+        f"{ci(per_seed(sack, first_retx), '{:.1f}')} s. With SACK (the transport's default, as in Linux) the "
+        "holes are repaired in a few RTTs, the window comes out at about one pipe and congestion avoidance "
+        "keeps the pipe-sized buffer from emptying: "
         f"{ci(per_seed(sack, util), '{:.1f}')} % over the window. Without SACK, RFC 6582's partial ACKs repair "
         "one hole per RTT and the window stays full of unacknowledged data, so the flow sends almost "
         f"nothing new for the whole run: {ci(per_seed(plain, util), '{:.1f}')} % "
-        f"({ci(per_seed(plain, retx), '{:.0f}')} retransmissions, one per RTT, in 300 s). The paper's ≈ 9 % "
-        "and still-climbing curve sits between the two: a NewReno that lost its slow-start overshoot and "
-        "then grew by one packet per RTT from a small window. The verdict above judges the default "
-        "transport; the claim holds for a NewReno that cannot repair a window of losses quickly, and does "
-        "not hold for one with SACK.")
+        f"({ci(per_seed(plain, retx), '{:.0f}')} retransmissions in 300 s, one per RTT, of the "
+        f"{ci(per_seed(plain, drops), '{:.0f}')} lost). The paper's ≈ 9 % and still-climbing curve sits "
+        "between the two: a NewReno that lost its slow-start overshoot and then grew by one packet per RTT "
+        "from a small window. The second row judges the default transport; the claim holds for a NewReno "
+        "that cannot repair a window of losses quickly (third row), not for one with SACK.")
 
 
 def _l3_figure(res: Runs) -> dict[str, Any]:
