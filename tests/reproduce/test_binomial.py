@@ -62,6 +62,15 @@ def test_judged_rows_follow_their_criterion_on_the_mean_and_count_seeds():
     assert row.holds is False and row.seeds_held == (2, 3)
 
 
+def test_a_verdict_computed_with_numpy_is_stored_as_a_bool():
+    # L1 judged `wins >= need` with numpy counts: reproduce.json stored the verdict as 0.0, which a reader
+    # of the JSON cannot tell from a measurement. The row coerces to bool and ints.
+    row = rp.Claim("c", "p", "m", "k", np.int64(3) >= 4, (np.int64(2), np.int64(5)))
+    assert row.holds is False and type(row.holds) is bool
+    assert row.seeds_held == (2, 5) and all(type(x) is int for x in row.seeds_held)
+    assert rp.Claim("c", "p", "m", "k", None).holds is None
+
+
 def test_b6_droptail_lets_iiad_take_more_than_red_does():
     # Full size, three seeds (≈ 3 s): with the paper's reverse traffic, IIAD's share over drop-tail is
     # larger than over RED on every seed (measured at 5 seeds: TCP/IIAD 0.85 ± 0.06 vs 0.97 ± 0.05).

@@ -47,6 +47,14 @@ class Claim:
     # None where the row is not judged per seed (one run, or a criterion over the whole set).
     seeds_held: Optional[tuple[int, int]] = None
 
+    def __post_init__(self) -> None:
+        # Verdicts computed with numpy arrive as numpy.bool_ / numpy.int64, which reproduce.json would
+        # store as 0.0 or 1.0: the row's contract is a Python bool (or None) and a pair of ints.
+        if self.holds is not None:
+            self.holds = bool(self.holds)
+        if self.seeds_held is not None:
+            self.seeds_held = (int(self.seeds_held[0]), int(self.seeds_held[1]))
+
 
 @dataclass
 class Experiment:
