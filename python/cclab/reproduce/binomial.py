@@ -134,6 +134,25 @@ def _b2_claims(res: Runs) -> list[Claim]:
     return rows
 
 
+def _b2_figure(res: Runs) -> dict[str, Any]:
+    """The paper's §IV.A form: TCP/binomial throughput ratio against the RTT, mean and 95 % CI over seeds."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    for cc, dx in (("iiad", 0.97), ("sqrt", 1.03)):
+        ms = np.array(B2_RTTS_MS, float)
+        stats = [spread([_group_ratio(r.summary, {0}, {1}) for r in res[f"{cc} {m}ms"]]) for m in B2_RTTS_MS]
+        ax.errorbar(ms * dx, [m for m, *_ in stats], yerr=[h for *_, h in stats], fmt="o-", capsize=3, label=cc.upper())
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_xticks(list(B2_RTTS_MS), [str(m) for m in B2_RTTS_MS])
+    ax.set_xlabel("RTT (ms)")
+    ax.set_ylabel("TCP / binomial throughput")
+    ax.legend(fontsize=8)
+    ax.set_title("B2: TCP-friendliness vs RTT (mean, 95 % CI)")
+    return {"b2_ratio_vs_rtt": fig}
+
+
 def _regrow_rtts(k: float, alpha: float, w: float) -> float:
     """RTTs a binomial flow needs to grow from w/2 back to w by eq. 2's increase, dw/dRTT = α/w^k
     (the window after a timeout's slow start, ssthresh = w/2): (w^(k+1) − (w/2)^(k+1)) / ((k+1)·α)."""
@@ -398,6 +417,7 @@ EXPERIMENTS = [
     Experiment(
         id="B2", paper=PAPER, title="TCP-friendliness from 10 to 640 ms, with reverse TCP traffic",
         scenario="binomial_b2.toml", variants=_b2_variants(), claims=_b2_claims, explain=_b2_explain,
+        figures=_b2_figure,
         notes="5 TCP + 5 binomial flows, 4 reverse TCP flows, 10 Mbit/s RED; RTT 10-640 ms (7 points); 300 s "
               "measured over 100-300 s.",
     ),
