@@ -21,6 +21,7 @@ use crate::algorithms::reno::Reno;
 use crate::algorithms::scalable::Scalable;
 use crate::algorithms::vegas::Vegas;
 use crate::algorithms::westwood::Westwood;
+use crate::aqm::codel::CoDel;
 use crate::aqm::droptail::DropTail;
 use crate::aqm::maxnet::{MaxNetRouter, MaxNetRouterConfig};
 use crate::aqm::red::Red;
@@ -134,6 +135,9 @@ pub const QUEUES: &[(&str, QueueBuilder)] = &[
         let cfg = MaxNetRouterConfig::from_params(e.rate_bps, p)?;
         Ok(Box::new(MaxNetRouter::new(cfg, e.limit)))
     }),
+    ("codel", |p, e| {
+        Ok(Box::new(CoDel::new(p, e.limit, e.packet_size)?))
+    }),
 ];
 
 /// The first column of a table, at compile time.
@@ -240,7 +244,7 @@ mod tests {
                 "madison",
             ]
         );
-        assert_eq!(QUEUE_NAMES, ["droptail", "red", "maxnet"]);
+        assert_eq!(QUEUE_NAMES, ["droptail", "red", "maxnet", "codel"]);
         for names in [SENDER_NAMES, QUEUE_NAMES] {
             let mut sorted = names.to_vec();
             sorted.sort();
@@ -288,7 +292,7 @@ mod tests {
         assert_eq!(e.field, "queue");
         assert_eq!(
             e.message,
-            "unknown queue \"fifo\"; allowed: droptail, red, maxnet"
+            "unknown queue \"fifo\"; allowed: droptail, red, maxnet, codel"
         );
         let mut p = Params::new();
         p.insert("limit".into(), ParamValue::Num(1.0));

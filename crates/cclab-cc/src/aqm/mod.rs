@@ -7,11 +7,14 @@
 //! real link emulator share this code unchanged.
 //!
 //! Call order for one link: `enqueue` on every arrival (with the queue length *before* the arrival);
-//! if it returns `Enqueue` or `Mark` the driver appends the packet; `on_dequeue` when a packet starts
-//! transmission (with the queue length *after* removal). `tick` runs every `tick_interval` if the
+//! if it returns `Enqueue` or `Mark` the driver appends the packet; `on_departure` when the head packet
+//! leaves the queue (with its sojourn time and the queue length *after* removal): a discipline that
+//! drops at dequeue (CoDel) drops or marks it there, and the driver then offers the next packet;
+//! `on_dequeue` when a packet starts transmission. `tick` runs every `tick_interval` if the
 //! discipline asks for one (drivers may instead rely on the discipline catching up lazily on the next
 //! `enqueue`, which is what the built-in ones do).
 
+pub mod codel;
 pub mod droptail;
 pub mod maxnet;
 pub mod red;
@@ -32,6 +35,17 @@ pub enum Verdict {
     Enqueue,
     Drop,
     /// Enqueue and set ECN CE (only returned for ECN-capable packets).
+    Mark,
+}
+
+/// The decision for the head packet as it leaves the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Departure {
+    /// Transmit it.
+    Send,
+    /// Discard it; the driver offers the next packet.
+    Drop,
+    /// Set ECN CE and transmit it (only returned for ECN-capable packets).
     Mark,
 }
 
@@ -62,6 +76,19 @@ pub trait QueueDiscipline: Send {
         q: QueueLen,
         rng: &mut SimRng,
     ) -> Verdict;
+
+    /// The head packet is leaving the queue after waiting `sojourn`; `q` is the occupancy without it.
+    /// Disciplines that judge at enqueue keep the default.
+    #[inline]
+    fn on_departure(
+        &mut self,
+        _now: Nanos,
+        _sojourn: Nanos,
+        _ect: bool,
+        _q: QueueLen,
+    ) -> Departure {
+        Departure::Send
+    }
 
     /// A packet of `bytes` left the queue (started transmission); `q` is the occupancy after.
     fn on_dequeue(&mut self, _now: Nanos, _bytes: u32, _q: QueueLen) {}

@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use cclab_cc::aqm::{BufferLimit, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::aqm::{BufferLimit, Departure, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use cclab_cc::params::{ParamError, Params};
 use cclab_cc::registry::{build_queue, LinkEnv};
 use cclab_cc::rng::{self, SimRng, Stream};
@@ -369,10 +369,41 @@ impl Emulator {
     }
 
     fn link_start(&mut self, d: usize, s: Nanos) {
+        // The head leaves the queue; a discipline that drops at dequeue (CoDel) may discard it, and
+        // then the next packet is offered, as in the simulator.
+        let mut next = None;
+        // (A packet that arrives after `s` waits for its own start: the link is idle until then.)
+        while self.links[d].queue.front().is_some_and(|q| q.arrival <= s) {
+            let Some(mut q) = self.links[d].queue.pop_front() else {
+                break;
+            };
+            let l = &mut self.links[d];
+            l.qbytes -= q.pkt.info.len as u64;
+            let after = l.qlen();
+            match l
+                .qdisc
+                .on_departure(s, s.saturating_sub(q.arrival), q.pkt.info.ecn != 0, after)
+            {
+                Departure::Send => {}
+                Departure::Mark => {
+                    if q.pkt.info.ecn != 0 {
+                        ip::set_ce(&mut q.pkt.buf);
+                        q.pkt.info.ecn = ip::ECN_CE;
+                        l.counters.marks += 1;
+                    }
+                }
+                Departure::Drop => {
+                    l.counters.queue_drops += 1;
+                    self.recycle(q.pkt.buf);
+                    continue;
+                }
+            }
+            next = Some(q);
+            break;
+        }
         let l = &mut self.links[d];
-        if let Some(q) = l.queue.pop_front() {
+        if let Some(q) = next {
             let bytes = q.pkt.info.len as u64;
-            l.qbytes -= bytes;
             l.free_at = s + tx_time(bytes, l.cfg.rate_bps);
             let after = l.qlen();
             l.qdisc.on_dequeue(s, bytes as u32, after);
@@ -576,6 +607,33 @@ mod tests {
     /// A flow is keyed by its receiver's port: a forward flow's data (A → B) by destination port and its
     /// ACKs (B → A) by source port; a reverse flow's data (B → A) by destination port and its ACKs
     /// (A → B) by source port. A packet of neither gets no extra delay.
+    #[test]
+    fn codel_drops_at_dequeue_and_the_next_packet_takes_the_slot() {
+        // 300 packets at once on 12 Mbit/s (1 ms each): the k-th waits k ms. Sojourn passes the 5 ms
+        // target at 5 ms, so CoDel drops one interval later (at 105 ms), then at 205 and 270.7 ms
+        // (interval/√count); the queue is empty before the next (328.4 ms). A dropped head gives its
+        // slot to the next packet at once: the departures stay 1 ms apart.
+        let mut cfg = LinkConfig::droptail(12e6, NS_PER_MS, 1000);
+        cfg.queue = "codel".into();
+        let mut e = Emulator::new(cfg.clone(), cfg, 1).unwrap();
+        for _ in 0..300 {
+            e.on_packet(Dir::Fwd, 0, pkt(1500, 9));
+        }
+        let mut due = Vec::new();
+        while let Some(dl) = e.next_deadline() {
+            while let Some((_, b, at)) = e.poll_output(dl) {
+                due.push(at);
+                e.recycle(b);
+            }
+        }
+        let c = e.counters(Dir::Fwd);
+        assert_eq!((c.queue_drops, c.departures, due.len()), (3, 297, 297));
+        assert!(
+            due.windows(2).all(|w| w[1] - w[0] == NS_PER_MS),
+            "no idle slot after a drop"
+        );
+    }
+
     #[test]
     fn access_delays_follow_the_flow_in_both_directions() {
         let mut e = Emulator::new(

@@ -7,7 +7,7 @@ use super::packet::{prefetch, Body, Pipe};
 use super::Simulation;
 use crate::events::Event;
 use crate::result::{PacketKind, TraceKind};
-use cclab_cc::aqm::{QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::aqm::{Departure, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::time::{to_secs, tx_time, Nanos};
 use std::collections::VecDeque;
@@ -155,18 +155,41 @@ impl Simulation {
     pub(super) fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let in_window = self.in_window;
-        let link = &mut self.links[l];
-        let Some(i) = link.queue.pop_front() else {
-            link.busy = false;
-            return;
+        // The head leaves the queue; a discipline that drops at dequeue (CoDel) may discard it, and
+        // then the next packet is offered.
+        let i = loop {
+            let link = &mut self.links[l];
+            let Some(i) = link.queue.pop_front() else {
+                link.busy = false;
+                return;
+            };
+            if let Some(&n) = link.queue.front() {
+                prefetch(&self.slab[n as usize]);
+            }
+            let p = &mut self.slab[i as usize];
+            link.account_queue(now);
+            link.qlen.pkts -= 1;
+            link.qlen.bytes -= p.bytes as u64;
+            match link
+                .qdisc
+                .on_departure(now, now - p.enq_time, p.ect, link.qlen)
+            {
+                Departure::Send => break i,
+                Departure::Mark => {
+                    if p.ect {
+                        p.ce = true;
+                        link.marks += 1;
+                    }
+                    break i;
+                }
+                Departure::Drop => {
+                    link.drops += 1;
+                    self.drop_packet(i, l as i32, TraceKind::Drop);
+                }
+            }
         };
-        if let Some(&n) = link.queue.front() {
-            prefetch(&self.slab[n as usize]);
-        }
+        let link = &mut self.links[l];
         let p = &self.slab[i as usize];
-        link.account_queue(now);
-        link.qlen.pkts -= 1;
-        link.qlen.bytes -= p.bytes as u64;
         link.qdisc.on_dequeue(now, p.bytes, link.qlen);
         if in_window {
             let d = now - p.enq_time;
