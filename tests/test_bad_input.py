@@ -71,7 +71,7 @@ def test_buffer_garbage(base):
 
 
 def test_unknown_queue(base):
-    base["topology"]["bottleneck"]["queue"] = "codel"
+    base["topology"]["bottleneck"]["queue"] = "sfq"
     reject(base, "topology.bottleneck.queue", "unknown queue", "red")
 
 

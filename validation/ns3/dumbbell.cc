@@ -23,6 +23,18 @@
 using namespace ns3;
 
 static uint64_t g_bottleneckTx = 0;
+static double g_sojournSum = 0;
+static uint64_t g_sojournN = 0;
+
+static void
+CountSojourn(double from, Time t)
+{
+    if (Simulator::Now().GetSeconds() >= from)
+    {
+        g_sojournSum += t.GetSeconds();
+        ++g_sojournN;
+    }
+}
 
 static void
 CountTx(Ptr<const Packet> p)
@@ -104,7 +116,7 @@ main(int argc, char* argv[])
     cmd.AddValue("cc", "ns-3 TCP congestion-control TypeId name (TcpNewReno, TcpCubic, ...)", cc);
     cmd.AddValue("rate", "bottleneck rate", rate);
     cmd.AddValue("rtts", "comma-separated flow RTTs in ms", rttsMs);
-    cmd.AddValue("queue", "droptail | red", queue);
+    cmd.AddValue("queue", "droptail | red | codel", queue);
     cmd.AddValue("buffer", "bottleneck buffer in packets (0 = BDP of the largest RTT)", buffer);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("measureStart", "start of the measurement window, s", measureStart);
@@ -172,13 +184,26 @@ main(int argc, char* argv[])
                              "LinkBandwidth", DataRateValue(bw),
                              "LinkDelay", TimeValue(MilliSeconds(1)));
     }
+    else if (queue == "codel")
+    {
+        // RFC 8289 defaults, as cclab's `codel`: target 5 ms, interval 100 ms, no ECN; MinBytes = one
+        // full packet (the RFC's MTU test).
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)),
+                             "Target", StringValue("5ms"),
+                             "Interval", StringValue("100ms"),
+                             "MinBytes", UintegerValue(mss + 52));
+    }
     else
     {
         tch.SetRootQueueDisc("ns3::FifoQueueDisc",
                              "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)));
     }
     // Installed before address assignment, so ns-3 does not add its default pfifo_fast here.
-    tch.Install(bdev.Get(0));
+    QueueDiscContainer qdiscs = tch.Install(bdev.Get(0));
+    // Sojourn time of every packet the queue disc releases inside the measurement window (cclab's
+    // mean_queue_delay_s is the same quantity) and the disc's drops over the window.
+    qdiscs.Get(0)->TraceConnectWithoutContext("SojournTime", MakeBoundCallback(&CountSojourn, measureStart));
     bdev.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&CountTx));
 
     Ipv4AddressHelper addr;
@@ -270,7 +295,9 @@ main(int argc, char* argv[])
     std::cout << std::setprecision(10) << "{\"cc\":\"" << cc << "\",\"buffer_pkts\":" << buffer
               << ",\"flows\":[" << flows.str() << "],\"jain\":" << jain
               << ",\"events\":" << Simulator::GetEventCount() << ",\"wall_s\":" << wall
-              << ",\"bottleneck_packets\":" << g_bottleneckTx << "}" << std::endl;
+              << ",\"bottleneck_packets\":" << g_bottleneckTx
+              << ",\"mean_sojourn_s\":" << (g_sojournN ? g_sojournSum / g_sojournN : 0.0)
+              << ",\"qdisc_drops\":" << qdiscs.Get(0)->GetStats().nTotalDroppedPackets << "}" << std::endl;
     Simulator::Destroy();
     return 0;
 }
