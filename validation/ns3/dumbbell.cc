@@ -116,7 +116,7 @@ main(int argc, char* argv[])
     cmd.AddValue("cc", "ns-3 TCP congestion-control TypeId name (TcpNewReno, TcpCubic, ...)", cc);
     cmd.AddValue("rate", "bottleneck rate", rate);
     cmd.AddValue("rtts", "comma-separated flow RTTs in ms", rttsMs);
-    cmd.AddValue("queue", "droptail | red | codel", queue);
+    cmd.AddValue("queue", "droptail | red | codel | pie", queue);
     cmd.AddValue("buffer", "bottleneck buffer in packets (0 = BDP of the largest RTT)", buffer);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("measureStart", "start of the measurement window, s", measureStart);
@@ -194,6 +194,22 @@ main(int argc, char* argv[])
                              "Interval", StringValue("100ms"),
                              "MinBytes", UintegerValue(mss + 52));
     }
+    else if (queue == "pie")
+    {
+        // RFC 8033 defaults, as cclab's `pie`: reference 15 ms, update every 15 ms, alpha 0.125,
+        // beta 1.25, 150 ms burst allowance, the sojourn-time delay (no departure-rate estimator), the
+        // +2 % cap on, derandomization off, no ECN.
+        tch.SetRootQueueDisc("ns3::PieQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)),
+                             "QueueDelayReference", TimeValue(MilliSeconds(15)),
+                             "Tupdate", TimeValue(MilliSeconds(15)),
+                             "A", DoubleValue(0.125),
+                             "B", DoubleValue(1.25),
+                             "MaxBurstAllowance", TimeValue(MilliSeconds(150)),
+                             "UseDequeueRateEstimator", BooleanValue(false),
+                             "UseCapDropAdjustment", BooleanValue(true),
+                             "UseDerandomization", BooleanValue(false));
+    }
     else
     {
         tch.SetRootQueueDisc("ns3::FifoQueueDisc",
@@ -205,6 +221,11 @@ main(int argc, char* argv[])
     // mean_queue_delay_s is the same quantity) and the disc's drops over the window.
     qdiscs.Get(0)->TraceConnectWithoutContext("SojournTime", MakeBoundCallback(&CountSojourn, measureStart));
     bdev.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&CountTx));
+    // cclab's link `drops` count the window only: remember the disc's count when the window opens.
+    Ptr<QueueDisc> disc = qdiscs.Get(0);
+    uint64_t dropsAtStart = 0;
+    Simulator::Schedule(Seconds(measureStart),
+                        [disc, &dropsAtStart]() { dropsAtStart = disc->GetStats().nTotalDroppedPackets; });
 
     Ipv4AddressHelper addr;
     addr.SetBase("10.0.0.0", "255.255.255.0");
@@ -297,7 +318,9 @@ main(int argc, char* argv[])
               << ",\"events\":" << Simulator::GetEventCount() << ",\"wall_s\":" << wall
               << ",\"bottleneck_packets\":" << g_bottleneckTx
               << ",\"mean_sojourn_s\":" << (g_sojournN ? g_sojournSum / g_sojournN : 0.0)
-              << ",\"qdisc_drops\":" << qdiscs.Get(0)->GetStats().nTotalDroppedPackets << "}" << std::endl;
+              << ",\"qdisc_drops\":" << disc->GetStats().nTotalDroppedPackets
+              << ",\"qdisc_window_drops\":" << disc->GetStats().nTotalDroppedPackets - dropsAtStart << "}"
+              << std::endl;
     Simulator::Destroy();
     return 0;
 }

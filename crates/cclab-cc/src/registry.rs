@@ -24,6 +24,7 @@ use crate::algorithms::westwood::Westwood;
 use crate::aqm::codel::CoDel;
 use crate::aqm::droptail::DropTail;
 use crate::aqm::maxnet::{MaxNetRouter, MaxNetRouterConfig};
+use crate::aqm::pie::Pie;
 use crate::aqm::red::Red;
 use crate::aqm::QueueDiscipline;
 use crate::cc::{CongestionControl, Recovery};
@@ -138,6 +139,9 @@ pub const QUEUES: &[(&str, QueueBuilder)] = &[
     ("codel", |p, e| {
         Ok(Box::new(CoDel::new(p, e.limit, e.packet_size)?))
     }),
+    ("pie", |p, e| {
+        Ok(Box::new(Pie::new(p, e.limit, e.packet_size)?))
+    }),
 ];
 
 /// The first column of a table, at compile time.
@@ -244,7 +248,7 @@ mod tests {
                 "madison",
             ]
         );
-        assert_eq!(QUEUE_NAMES, ["droptail", "red", "maxnet", "codel"]);
+        assert_eq!(QUEUE_NAMES, ["droptail", "red", "maxnet", "codel", "pie"]);
         for names in [SENDER_NAMES, QUEUE_NAMES] {
             let mut sorted = names.to_vec();
             sorted.sort();
@@ -292,7 +296,7 @@ mod tests {
         assert_eq!(e.field, "queue");
         assert_eq!(
             e.message,
-            "unknown queue \"fifo\"; allowed: droptail, red, maxnet, codel"
+            "unknown queue \"fifo\"; allowed: droptail, red, maxnet, codel, pie"
         );
         let mut p = Params::new();
         p.insert("limit".into(), ParamValue::Num(1.0));

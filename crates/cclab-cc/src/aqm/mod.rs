@@ -17,6 +17,7 @@
 pub mod codel;
 pub mod droptail;
 pub mod maxnet;
+pub mod pie;
 pub mod red;
 
 use crate::rng::SimRng;

@@ -512,7 +512,7 @@ impl Emulator {
 mod tests {
     use super::*;
     use crate::ip::build_udp;
-    use cclab_cc::time::{NS_PER_MS, NS_PER_US};
+    use cclab_cc::time::{NS_PER_MS, NS_PER_SEC, NS_PER_US};
 
     fn pkt(len: usize, dport: u16) -> Vec<u8> {
         build_udp(
@@ -632,6 +632,49 @@ mod tests {
             due.windows(2).all(|w| w[1] - w[0] == NS_PER_MS),
             "no idle slot after a drop"
         );
+    }
+
+    #[test]
+    fn pie_holds_an_unresponsive_overload_at_its_reference_delay() {
+        // A packet every 0.8 ms into 12 Mbit/s (1 ms each): 25 % too much, and the sender never slows
+        // down. PIE's controller must find the drop probability 0.2 that matches the load to the link,
+        // with the delay at its 15 ms reference (drop-tail would sit at the full 1000-packet buffer).
+        // Measured over 20-30 s: 19.95 % dropped, mean sojourn 14.9 ms; the bounds (±2 points, ±20 %)
+        // allow for the probability's oscillation around its fixed point.
+        let mut cfg = LinkConfig::droptail(12e6, NS_PER_MS, 1000);
+        cfg.queue = "pie".into();
+        let mut e = Emulator::new(cfg.clone(), cfg, 1).unwrap();
+        let gap = 800_000;
+        let (mut sent, mut sojourn) = (vec![0; 65_536], Vec::new());
+        let drops_at = |e: &Emulator| e.counters(Dir::Fwd).queue_drops;
+        let (mut d0, mut n0) = (0, 0);
+        for i in 0..37_500u64 {
+            let t = i * gap;
+            while let Some(dl) = e.next_deadline().filter(|&dl| dl <= t) {
+                while let Some((_, b, at)) = e.poll_output(dl) {
+                    let id = u16::from_be_bytes([b[20], b[21]]) as usize;
+                    if at > 20 * NS_PER_SEC {
+                        // out at the far end = arrival + sojourn + 1 ms transmission + 1 ms propagation
+                        sojourn.push((at - sent[id] - 2 * NS_PER_MS) as f64 / 1e6);
+                    }
+                    e.recycle(b);
+                }
+            }
+            if t == 20 * NS_PER_SEC {
+                (d0, n0) = (drops_at(&e), i);
+            }
+            let id = (i % 65_536) as u16;
+            sent[id as usize] = t;
+            e.on_packet(
+                Dir::Fwd,
+                t,
+                build_udp([10, 0, 0, 1], [10, 0, 0, 2], id, 9, 0, &[0u8; 1472]),
+            );
+        }
+        let frac = (drops_at(&e) - d0) as f64 / (37_500 - n0) as f64;
+        let mean = sojourn.iter().sum::<f64>() / sojourn.len() as f64;
+        assert!((frac - 0.2).abs() < 0.02, "drop fraction {frac}");
+        assert!((12.0..18.0).contains(&mean), "mean sojourn {mean} ms");
     }
 
     #[test]

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""CoDel against ns-3 3.37's CoDelQueueDisc on the same dumbbells (docs/validation.md, "CoDel").
+"""Our AQMs against ns-3 3.37's on the same dumbbells: `codel` vs CoDelQueueDisc, `pie` vs PieQueueDisc
+(docs/validation.md, sections "CoDel" and "PIE").
 
 100 Mbit/s, 1000-packet buffer, NewReno (SACK, initial window 10, ACK every packet, min RTO 200 ms),
-RFC 8289 defaults (target 5 ms, interval 100 ms), starts uniform in [0, 2] s, 40 s measured over 10-40 s,
+the RFC defaults on both sides (CoDel: target 5 ms, interval 100 ms; PIE: reference 15 ms, update
+15 ms), starts uniform in [0, 2] s, 40 s measured over 10-40 s,
 seeds 1-5 in each simulator (the two simulators' random starts differ: compare distributions, not runs).
 Prints, per dumbbell, the mean over seeds with its 95 % CI of the mean sojourn time, the aggregate goodput
-and the queue's drops in each simulator. Not part of the test command (ns-3 takes ~20 s a run).
+and the queue's drops in the window (10-40 s) in each simulator. Not part of the test command (ns-3 takes ~20 s a run).
 
-    .venv/bin/python validation/codel_ns3.py [--seeds 5] [--duration 40] [--queue codel]
+    .venv/bin/python validation/aqm_ns3.py [--seeds 5] [--duration 40] [--queue codel|pie]
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def ns3(binary: str, rtts: list[int], queue: str, seed: int, duration: float) ->
                           "--minRto=200"], check=True, capture_output=True, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     return {"sojourn_ms": 1e3 * r["mean_sojourn_s"], "goodput": sum(f["goodput_bps"] for f in r["flows"]) / 1e6,
-            "drops": r["qdisc_drops"]}
+            "drops": r["qdisc_window_drops"]}
 
 
 def ours(rtts: list[int], queue: str, seed: int, duration: float) -> dict:
