@@ -41,7 +41,8 @@ def test_the_issues_examples_name_the_field(sc):
     (("flows", 1, "params"), {"zz": 1}, "flows[1].params.zz", "unknown parameter for newreno; allowed: initial_ssthresh"),
     (("flows", 0, "count"), 0, "flows[0].count", "Input should be greater than or equal to 1, got 0"),
     (("duration",), "x", "duration", 'must be a time like "40ms", got "x"'),
-    (("topology", "bottleneck", "queue"), "nosuch", "topology.bottleneck.queue", 'unknown queue "nosuch"; allowed: droptail, red, maxnet, codel, pie'),
+    (("topology", "bottleneck", "queue"), "nosuch", "topology.bottleneck.queue", 'unknown queue "nosuch"; allowed: '
+     'droptail, red, maxnet, codel, pie, fq_codel, fq'),
     (("topology", "bottleneck"), {"rate": "x"}, "topology.bottleneck.rate", 'must be a rate like "100Mbps", got "x"'),
     # the scenario's [transport], named once (before: flows[0].transport.mss and flows[1].transport.mss)
     (("transport", "mss"), "1500B", "transport.mss", 'must be smaller than packet_size (1500 B), got "1500B"'),

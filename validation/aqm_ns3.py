@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Our AQMs against ns-3 3.37's on the same dumbbells: `codel` vs CoDelQueueDisc, `pie` vs PieQueueDisc
+"""Our AQMs against ns-3 3.37's on the same dumbbells: `codel` vs CoDelQueueDisc, `pie` vs PieQueueDisc, `fq_codel` vs FqCoDelQueueDisc
 (docs/validation.md, sections "CoDel" and "PIE").
 
 100 Mbit/s, 1000-packet buffer, NewReno (SACK, initial window 10, ACK every packet, min RTO 200 ms),
@@ -9,7 +9,7 @@ seeds 1-5 in each simulator (the two simulators' random starts differ: compare d
 Prints, per dumbbell, the mean over seeds with its 95 % CI of the mean sojourn time, the aggregate goodput
 and the queue's drops in the window (10-40 s) in each simulator. Not part of the test command (ns-3 takes ~20 s a run).
 
-    .venv/bin/python validation/aqm_ns3.py [--seeds 5] [--duration 40] [--queue codel|pie]
+    .venv/bin/python validation/aqm_ns3.py [--seeds 5] [--duration 40] [--queue codel|pie|fq_codel]
 """
 from __future__ import annotations
 

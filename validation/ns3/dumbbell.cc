@@ -116,7 +116,7 @@ main(int argc, char* argv[])
     cmd.AddValue("cc", "ns-3 TCP congestion-control TypeId name (TcpNewReno, TcpCubic, ...)", cc);
     cmd.AddValue("rate", "bottleneck rate", rate);
     cmd.AddValue("rtts", "comma-separated flow RTTs in ms", rttsMs);
-    cmd.AddValue("queue", "droptail | red | codel | pie", queue);
+    cmd.AddValue("queue", "droptail | red | codel | pie | fq_codel", queue);
     cmd.AddValue("buffer", "bottleneck buffer in packets (0 = BDP of the largest RTT)", buffer);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("measureStart", "start of the measurement window, s", measureStart);
@@ -209,6 +209,17 @@ main(int argc, char* argv[])
                              "UseDequeueRateEstimator", BooleanValue(false),
                              "UseCapDropAdjustment", BooleanValue(true),
                              "UseDerandomization", BooleanValue(false));
+    }
+    else if (queue == "fq_codel")
+    {
+        // RFC 8290 as cclab's `fq_codel`: 1024 flow buckets, quantum one packet, CoDel target 5 ms and
+        // interval 100 ms per bucket, overflow drops up to 64 packets from the fattest bucket.
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)),
+                             "Flows", UintegerValue(1024),
+                             "Target", StringValue("5ms"),
+                             "Interval", StringValue("100ms"),
+                             "DropBatchSize", UintegerValue(64));
     }
     else
     {

@@ -23,6 +23,8 @@ use crate::algorithms::vegas::Vegas;
 use crate::algorithms::westwood::Westwood;
 use crate::aqm::codel::CoDel;
 use crate::aqm::droptail::DropTail;
+use crate::aqm::fq::Fq;
+use crate::aqm::fq_codel::FqCoDel;
 use crate::aqm::maxnet::{MaxNetRouter, MaxNetRouterConfig};
 use crate::aqm::pie::Pie;
 use crate::aqm::red::Red;
@@ -142,6 +144,12 @@ pub const QUEUES: &[(&str, QueueBuilder)] = &[
     ("pie", |p, e| {
         Ok(Box::new(Pie::new(p, e.limit, e.packet_size)?))
     }),
+    ("fq_codel", |p, e| {
+        Ok(Box::new(FqCoDel::new(p, e.limit, e.packet_size)?))
+    }),
+    ("fq", |p, e| {
+        Ok(Box::new(Fq::new(p, e.limit, e.packet_size)?))
+    }),
 ];
 
 /// The first column of a table, at compile time.
@@ -248,7 +256,10 @@ mod tests {
                 "madison",
             ]
         );
-        assert_eq!(QUEUE_NAMES, ["droptail", "red", "maxnet", "codel", "pie"]);
+        assert_eq!(
+            QUEUE_NAMES,
+            ["droptail", "red", "maxnet", "codel", "pie", "fq_codel", "fq"]
+        );
         for names in [SENDER_NAMES, QUEUE_NAMES] {
             let mut sorted = names.to_vec();
             sorted.sort();
@@ -296,7 +307,7 @@ mod tests {
         assert_eq!(e.field, "queue");
         assert_eq!(
             e.message,
-            "unknown queue \"fifo\"; allowed: droptail, red, maxnet, codel, pie"
+            "unknown queue \"fifo\"; allowed: droptail, red, maxnet, codel, pie, fq_codel, fq"
         );
         let mut p = Params::new();
         p.insert("limit".into(), ParamValue::Num(1.0));

@@ -11,11 +11,12 @@
 //! The buffer limit still applies at enqueue (tail drop when full), as in Linux `codel`.
 //! Parameters: `target` (s, default 0.005), `interval` (s, default 0.1), `ecn` (default false).
 
-use super::{BufferLimit, Departure, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use super::{BufferLimit, Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::rng::SimRng;
 use crate::time::{Nanos, NS_PER_SEC};
 
+#[derive(Clone)]
 pub struct CoDel {
     limit: BufferLimit,
     target: Nanos,
@@ -71,8 +72,8 @@ impl CoDel {
     }
 
     /// RFC 8289 §5.4 `dodequeue`: has the sojourn time been above target for an interval?
-    fn ok_to_drop(&mut self, now: Nanos, sojourn: Nanos, q: QueueLen) -> bool {
-        if sojourn < self.target || q.bytes <= self.mtu {
+    fn ok_to_drop(&mut self, now: Nanos, sojourn: Nanos, backlog: u64) -> bool {
+        if sojourn < self.target || backlog <= self.mtu {
             self.first_above_time = 0;
             return false;
         }
@@ -115,8 +116,27 @@ impl QueueDiscipline for CoDel {
 
     // One call per packet leaving the queue; after a Drop the driver calls again with the next packet,
     // which is RFC 8289's loop "while now ≥ drop_next: drop, dequeue the next, re-test" one step at a time.
-    fn on_departure(&mut self, now: Nanos, sojourn: Nanos, ect: bool, q: QueueLen) -> Departure {
-        let ok = self.ok_to_drop(now, sojourn, q);
+    fn on_departure(&mut self, now: Nanos, pkt: &Leaving, q: QueueLen) -> Departure {
+        self.judge(now, pkt.sojourn, pkt.ect, q.bytes)
+    }
+
+    fn state(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("codel_count", self.count as f64));
+        out.push(("codel_dropping", self.dropping as u8 as f64));
+    }
+}
+
+impl CoDel {
+    /// RFC 8289 §5.4–5.5 for one departing packet that waited `sojourn`, with `backlog` bytes left
+    /// behind it in its queue (the whole queue here; its own flow's queue in FQ-CoDel).
+    pub(crate) fn judge(
+        &mut self,
+        now: Nanos,
+        sojourn: Nanos,
+        ect: bool,
+        backlog: u64,
+    ) -> Departure {
+        let ok = self.ok_to_drop(now, sojourn, backlog);
         if self.dropping {
             if !ok {
                 self.dropping = false;
@@ -141,9 +161,9 @@ impl QueueDiscipline for CoDel {
         Departure::Send
     }
 
-    fn state(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("codel_count", self.count as f64));
-        out.push(("codel_dropping", self.dropping as u8 as f64));
+    /// Whether the control law is in its dropping state.
+    pub(crate) fn dropping(&self) -> bool {
+        self.dropping
     }
 }
 
@@ -153,6 +173,15 @@ mod tests {
     use crate::params::ParamValue;
 
     const MS: Nanos = 1_000_000;
+
+    fn lv(sojourn: Nanos, ect: bool) -> Leaving {
+        Leaving {
+            queue: 0,
+            sojourn,
+            bytes: 1500,
+            ect,
+        }
+    }
 
     fn codel(ecn: bool) -> CoDel {
         let mut p = Params::new();
@@ -181,11 +210,11 @@ mod tests {
         let mut c = codel(false);
         for i in 0..1000 {
             assert_eq!(
-                c.on_departure(i * MS, 4 * MS, false, q(50)),
+                c.on_departure(i * MS, &lv(4 * MS, false), q(50)),
                 Departure::Send
             );
             assert_eq!(
-                c.on_departure(i * MS, 50 * MS, false, q(1)),
+                c.on_departure(i * MS, &lv(50 * MS, false), q(1)),
                 Departure::Send
             );
         }
@@ -200,13 +229,16 @@ mod tests {
         let mut c = codel(false);
         let mut drops = vec![];
         for i in 0..=400 {
-            if c.on_departure(i * MS, 20 * MS, false, q(50)) == Departure::Drop {
+            if c.on_departure(i * MS, &lv(20 * MS, false), q(50)) == Departure::Drop {
                 drops.push(i);
             }
         }
         assert_eq!(&drops[..5], &[100, 200, 271, 329, 379], "{drops:?}");
         // Delay back under target: the dropping state ends at once.
-        assert_eq!(c.on_departure(401 * MS, MS, false, q(50)), Departure::Send);
+        assert_eq!(
+            c.on_departure(401 * MS, &lv(MS, false), q(50)),
+            Departure::Send
+        );
         assert!(!c.dropping);
     }
 
@@ -216,14 +248,14 @@ mod tests {
         // count − lastcount (RFC 8289 §5.5) instead of 1.
         let mut c = codel(false);
         for i in 0..=330 {
-            c.on_departure(i * MS, 20 * MS, false, q(50));
+            c.on_departure(i * MS, &lv(20 * MS, false), q(50));
         }
         let before = c.count;
         assert_eq!(before, 4, "drops at 100, 200, 271, 329");
-        c.on_departure(331 * MS, MS, false, q(50));
+        c.on_departure(331 * MS, &lv(MS, false), q(50));
         let mut first = None;
         for i in 332..=900 {
-            if c.on_departure(i * MS, 20 * MS, false, q(50)) == Departure::Drop {
+            if c.on_departure(i * MS, &lv(20 * MS, false), q(50)) == Departure::Drop {
                 first = Some(i);
                 break;
             }
@@ -241,7 +273,7 @@ mod tests {
         let mut c = codel(true);
         let mut marks = 0;
         for i in 0..=200 {
-            match c.on_departure(i * MS, 20 * MS, true, q(50)) {
+            match c.on_departure(i * MS, &lv(20 * MS, true), q(50)) {
                 Departure::Mark => marks += 1,
                 Departure::Drop => panic!("ECT packet dropped"),
                 Departure::Send => {}
@@ -250,8 +282,8 @@ mod tests {
         assert!(marks >= 2 && c.law_drops == 0, "{marks}");
         // A non-ECT packet is dropped even with ecn on.
         let mut d = codel(true);
-        let dropped =
-            (0..=200).filter(|i| d.on_departure(i * MS, 20 * MS, false, q(50)) == Departure::Drop);
+        let dropped = (0..=200)
+            .filter(|i| d.on_departure(i * MS, &lv(20 * MS, false), q(50)) == Departure::Drop);
         assert!(dropped.count() >= 2);
     }
 

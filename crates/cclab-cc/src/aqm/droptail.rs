@@ -52,6 +52,8 @@ mod tests {
             is_data: true,
             flags: 0,
             fwd_field: &mut f,
+            flow: 0,
+            queue: 0,
         };
         assert_eq!(
             d.enqueue(

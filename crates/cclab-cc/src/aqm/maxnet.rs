@@ -262,6 +262,8 @@ mod tests {
             is_data: true,
             flags: fl,
             fwd_field: &mut f,
+            flow: 0,
+            queue: 0,
         };
         let v = r.enqueue(now, &mut pkt, QueueLen::default(), &mut rng);
         (v, f)
@@ -354,6 +356,8 @@ mod tests {
             is_data: false,
             flags: 0,
             fwd_field: &mut f,
+            flow: 0,
+            queue: 0,
         };
         r.enqueue(3, &mut pkt, QueueLen::default(), &mut rng);
         assert_eq!(f, 0);
@@ -400,6 +404,8 @@ mod tests {
             is_data: true,
             flags: 0,
             fwd_field: &mut f,
+            flow: 0,
+            queue: 0,
         };
         let full = QueueLen {
             pkts: 1000,
@@ -434,6 +440,8 @@ mod tests {
                     is_data: false,
                     flags: 0,
                     fwd_field: &mut f,
+                    flow: 0,
+                    queue: 0,
                 };
                 r.enqueue(
                     k * dt_ns + j * 100 * NS_PER_US,

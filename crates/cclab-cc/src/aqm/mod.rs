@@ -13,9 +13,21 @@
 //! `on_dequeue` when a packet starts transmission. `tick` runs every `tick_interval` if the
 //! discipline asks for one (drivers may instead rely on the discipline catching up lazily on the next
 //! `enqueue`, which is what the built-in ones do).
+//!
+//! Flow-queueing disciplines (FQ-CoDel, FQ) schedule between sub-queues. [`QueueDiscipline::queues`]
+//! says how many the driver keeps (1 for a FIFO); `enqueue` writes the arriving packet's sub-queue into
+//! [`RouterPacket::queue`], chosen from the driver's flow key [`RouterPacket::flow`]; before each
+//! departure the driver asks [`QueueDiscipline::next_queue`] which sub-queue to serve and takes that
+//! queue's head. After an accepted arrival, [`QueueDiscipline::overflow_victim`] may name sub-queues
+//! whose head the driver drops at once (FQ-CoDel drops from the fattest flow, not the newcomer); it is
+//! asked again until it says `None`, and told each dropped head's size through
+//! [`QueueDiscipline::on_head_drop`]. A FIFO discipline keeps the defaults and costs nothing extra.
 
 pub mod codel;
 pub mod droptail;
+pub mod drr;
+pub mod fq;
+pub mod fq_codel;
 pub mod maxnet;
 pub mod pie;
 pub mod red;
@@ -63,6 +75,23 @@ pub struct RouterPacket<'a> {
     pub flags: u8,
     /// The 24-bit forward router field (MaxNet price / QuickStart rate code). Writable.
     pub fwd_field: &'a mut u32,
+    /// The driver's flow key: equal for the packets of one transport flow in one direction, different
+    /// otherwise (simulator: kind and flow index; emulator: a hash of addresses, ports and protocol).
+    pub flow: u64,
+    /// Output: the sub-queue the discipline put an accepted packet in (always 0 for FIFO disciplines).
+    pub queue: usize,
+}
+
+/// The head packet of a sub-queue as it leaves.
+#[derive(Clone, Copy, Debug)]
+pub struct Leaving {
+    /// The sub-queue it leaves (0 for FIFO disciplines).
+    pub queue: usize,
+    /// How long it waited.
+    pub sojourn: Nanos,
+    pub bytes: u32,
+    /// ECN-capable transport.
+    pub ect: bool,
 }
 
 /// A link's queue discipline. Implementations are deterministic given the RNG passed in.
@@ -78,18 +107,32 @@ pub trait QueueDiscipline: Send {
         rng: &mut SimRng,
     ) -> Verdict;
 
-    /// The head packet is leaving the queue after waiting `sojourn`; `q` is the occupancy without it.
-    /// Disciplines that judge at enqueue keep the default.
+    /// A head packet is leaving its queue; `q` is the occupancy without it. Disciplines that judge at
+    /// enqueue keep the default.
     #[inline]
-    fn on_departure(
-        &mut self,
-        _now: Nanos,
-        _sojourn: Nanos,
-        _ect: bool,
-        _q: QueueLen,
-    ) -> Departure {
+    fn on_departure(&mut self, _now: Nanos, _pkt: &Leaving, _q: QueueLen) -> Departure {
         Departure::Send
     }
+
+    /// How many sub-queues the driver keeps for this discipline (FIFO disciplines: 1).
+    fn queues(&self) -> usize {
+        1
+    }
+
+    /// The sub-queue whose head leaves next; only asked when some sub-queue holds a packet.
+    #[inline]
+    fn next_queue(&mut self, _now: Nanos) -> usize {
+        0
+    }
+
+    /// After an accepted arrival: a sub-queue whose head packet must be dropped now, or `None`.
+    #[inline]
+    fn overflow_victim(&mut self, _q: QueueLen) -> Option<usize> {
+        None
+    }
+
+    /// The driver dropped the head (of `bytes`) of sub-queue `queue` as `overflow_victim` asked.
+    fn on_head_drop(&mut self, _queue: usize, _bytes: u32) {}
 
     /// A packet of `bytes` left the queue (started transmission); `q` is the occupancy after.
     fn on_dequeue(&mut self, _now: Nanos, _bytes: u32, _q: QueueLen) {}

@@ -22,7 +22,7 @@
 //! dropping (off by default, as in Linux and ns-3). The buffer limit still applies (tail drop when full).
 //! Linux's extra +2 % step when the delay exceeds 250 ms is not in the RFC and not here.
 
-use super::{BufferLimit, Departure, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use super::{BufferLimit, Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::rng::{uniform, SimRng};
 use crate::time::{Nanos, NS_PER_SEC};
@@ -188,13 +188,13 @@ impl QueueDiscipline for Pie {
         Verdict::Enqueue
     }
 
-    fn on_departure(&mut self, now: Nanos, sojourn: Nanos, _ect: bool, q: QueueLen) -> Departure {
+    fn on_departure(&mut self, now: Nanos, pkt: &Leaving, q: QueueLen) -> Departure {
         self.catch_up(now);
         // An empty queue has no delay, whatever the last packet waited.
         self.qdelay = if q.pkts == 0 {
             0.0
         } else {
-            sojourn as f64 / NS_PER_SEC as f64
+            pkt.sojourn as f64 / NS_PER_SEC as f64
         };
         Departure::Send
     }
@@ -212,6 +212,15 @@ mod tests {
     use crate::rng::stream;
 
     const MS: Nanos = 1_000_000;
+
+    fn lv(sojourn: Nanos, ect: bool) -> Leaving {
+        Leaving {
+            queue: 0,
+            sojourn,
+            bytes: 1500,
+            ect,
+        }
+    }
 
     fn pie(params: &[(&str, ParamValue)]) -> Pie {
         let mut p = Params::new();
@@ -244,6 +253,8 @@ mod tests {
             is_data: true,
             flags: 0,
             fwd_field: &mut field,
+            flow: 0,
+            queue: 0,
         };
         p.enqueue(now, &mut pkt, q(pkts), rng)
     }
@@ -254,7 +265,7 @@ mod tests {
         // p = 0.125·0.025 + 1.25·0.040 = 0.053125, ÷2048 (prob < 1e-6) = 2.594e-5.
         // The second: p = 0.125·0.025 = 0.003125, ÷128 (the probability is now in [1e-5, 1e-4)).
         let mut p = pie(&[]);
-        p.on_departure(1, 40 * MS, false, q(50));
+        p.on_departure(1, &lv(40 * MS, false), q(50));
         let d1 = p.drop_prob(15 * MS);
         assert!((d1 - 0.053125 / 2048.0).abs() < 1e-12, "{d1}");
         let d2 = p.drop_prob(30 * MS);
@@ -271,13 +282,13 @@ mod tests {
         let mut rng = stream(1, 0);
         let mut drops_in_burst = 0;
         for i in 0..150 {
-            p.on_departure(i * MS, 40 * MS, false, q(300));
+            p.on_departure(i * MS, &lv(40 * MS, false), q(300));
             drops_in_burst +=
                 (arrive(&mut p, i * MS, 300, false, &mut rng) == Verdict::Drop) as u32;
         }
         assert_eq!(drops_in_burst, 0);
         for i in 150..3000 {
-            p.on_departure(i * MS, 40 * MS, false, q(300));
+            p.on_departure(i * MS, &lv(40 * MS, false), q(300));
             arrive(&mut p, i * MS, 300, false, &mut rng);
         }
         let prob = p.drop_prob(3000 * MS);
@@ -291,7 +302,7 @@ mod tests {
         let mut p = pie(&[]);
         p.drop_prob = 0.05;
         p.qdelay_old = 0.015;
-        p.on_departure(1, 15 * MS, false, q(100));
+        p.on_departure(1, &lv(15 * MS, false), q(100));
         assert_eq!(p.drop_prob(15 * MS * 100), 0.05);
     }
 
@@ -300,7 +311,7 @@ mod tests {
         let mut p = pie(&[]);
         p.drop_prob = 0.05;
         p.burst_allowance = 0;
-        p.on_departure(1, 5 * MS, false, q(0));
+        p.on_departure(1, &lv(5 * MS, false), q(0));
         // Qdelay 0 at every update: −α·target/2 per step plus the 2 % decay, to 0 within a second.
         assert_eq!(p.drop_prob(2000 * MS), 0.0);
         assert_eq!(p.burst_allowance, p.max_burst);

@@ -241,6 +241,8 @@ mod tests {
                 is_data: true,
                 flags: 0,
                 fwd_field: &mut f,
+                flow: 0,
+                queue: 0,
             };
             r.enqueue(1, &mut p, ql, &mut rng); // let avg converge to q
         }
@@ -251,6 +253,8 @@ mod tests {
                 is_data: true,
                 flags: 0,
                 fwd_field: &mut f,
+                flow: 0,
+                queue: 0,
             };
             if r.enqueue(1, &mut p, ql, &mut rng) == Verdict::Drop {
                 drops += 1;
@@ -294,6 +298,8 @@ mod tests {
             is_data: true,
             flags: 0,
             fwd_field: &mut f,
+            flow: 0,
+            queue: 0,
         };
         // 10 ms idle at 100 Mbit/s = 83.3 typical (1500 B, 120 µs) packet times: avg × 0.998^83.3,
         // then the arrival's own EWMA step with q = 0.
@@ -334,6 +340,8 @@ mod tests {
                     is_data: true,
                     flags: 0,
                     fwd_field: &mut f,
+                    flow: 0,
+                    queue: 0,
                 };
                 r.avg = 50.0; // hold the average at p_b = 0.1·(50 − 20)/40 = 0.075
                 if r.enqueue(1, &mut pk, ql, &mut rng) == Verdict::Drop {
@@ -380,6 +388,8 @@ mod tests {
                 is_data: true,
                 flags: 0,
                 fwd_field: &mut f,
+                flow: 0,
+                queue: 0,
             };
             match r.enqueue(1, &mut pk, QueueLen { pkts: 60, bytes: 0 }, &mut rng) {
                 Verdict::Mark => marks += 1,
@@ -404,6 +414,8 @@ mod tests {
                 is_data: true,
                 flags: 0,
                 fwd_field: &mut f,
+                flow: 0,
+                queue: 0,
             };
             match r.enqueue(1, &mut pk, QueueLen { pkts: 60, bytes: 0 }, &mut rng) {
                 Verdict::Mark => panic!("non-ECT packet marked"),

@@ -5,7 +5,7 @@
 //!
 //! Per direction: an access stage (per-flow extra one-way delay, so flows get their configured RTT), then
 //! the link: random loss on arrival, the queue discipline (built by `cclab_cc::registry::build_queue`,
-//! the simulator's code), a FIFO buffer, transmission at the link rate on a virtual clock, propagation
+//! the simulator's code), a FIFO buffer (one per flow bucket for FQ-CoDel and FQ), transmission at the link rate on a virtual clock, propagation
 //! delay.
 //!
 //! DECISION (exact virtual clock): departure times are computed, never slept for. A packet starts
@@ -17,7 +17,9 @@
 
 use std::collections::VecDeque;
 
-use cclab_cc::aqm::{BufferLimit, Departure, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::aqm::{
+    BufferLimit, Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict,
+};
 use cclab_cc::params::{ParamError, Params};
 use cclab_cc::registry::{build_queue, LinkEnv};
 use cclab_cc::rng::{self, SimRng, Stream};
@@ -150,8 +152,16 @@ struct Link {
     cfg: LinkConfig,
     qdisc: Box<dyn QueueDiscipline>,
     rng: SimRng,
-    queue: VecDeque<Queued>,
+    /// The discipline's sub-queues: one FIFO, or one per flow bucket (FQ-CoDel, FQ).
+    queues: Vec<VecDeque<Queued>>,
+    /// More than one sub-queue: the discipline picks which to serve and may drop heads.
+    fq: bool,
+    pkts: u32,
     qbytes: u64,
+    /// Arrival time of the packet that last found the queue empty. With several sub-queues the oldest
+    /// queued packet is not at one front: every packet queued since arrived later than this one, and
+    /// the link is busy until they start, so max(this, free_at) is when the next one starts.
+    idle_arrival: Nanos,
     /// End of the current (or last) transmission on the virtual clock.
     free_at: Nanos,
     /// In propagation: (delivery time, packet), in order.
@@ -163,14 +173,18 @@ struct Link {
 impl Link {
     fn qlen(&self) -> QueueLen {
         QueueLen {
-            pkts: self.queue.len() as u32,
+            pkts: self.pkts,
             bytes: self.qbytes,
         }
     }
 
     /// When the queue's head starts transmission, if there is one.
     fn head_start(&self) -> Option<Nanos> {
-        self.queue.front().map(|q| q.arrival.max(self.free_at))
+        if self.fq {
+            (self.pkts > 0).then(|| self.idle_arrival.max(self.free_at))
+        } else {
+            self.queues[0].front().map(|q| q.arrival.max(self.free_at))
+        }
     }
 }
 
@@ -229,12 +243,16 @@ impl Emulator {
             };
             let qdisc = build_queue(&cfg.queue, &cfg.queue_params, &env)?;
             let next_tick = qdisc.tick_interval();
+            let n = qdisc.queues().max(1);
             Ok(Link {
                 qdisc,
                 // the emulator's own streams, apart from the simulator's: its draws are its own
                 rng: Stream::EmulatorLink.rng(seed, i),
-                queue: VecDeque::new(),
+                queues: (0..n).map(|_| VecDeque::new()).collect(),
+                fq: n > 1,
+                pkts: 0,
                 qbytes: 0,
+                idle_arrival: 0,
                 free_at: 0,
                 prop: VecDeque::new(),
                 next_tick,
@@ -339,9 +357,15 @@ impl Emulator {
             is_data: pkt.info.is_data,
             flags: ours.map_or(0, |h| h.flags),
             fwd_field: &mut field,
+            // The two hosts are fixed, so protocol and ports tell the flows (and their ACKs) apart.
+            flow: (pkt.info.proto as u64) << 32
+                | (pkt.info.src_port as u64) << 16
+                | pkt.info.dst_port as u64,
+            queue: 0,
         };
         let q = l.qlen();
         let verdict = l.qdisc.enqueue(t, &mut rp, q, &mut l.rng);
+        let sub = rp.queue;
         match verdict {
             Verdict::Drop => {
                 l.counters.queue_drops += 1;
@@ -364,8 +388,35 @@ impl Emulator {
                 l.counters.field_writes += 1;
             }
         }
+        if l.pkts == 0 {
+            l.idle_arrival = t;
+        }
+        l.pkts += 1;
         l.qbytes += bytes as u64;
-        l.queue.push_back(Queued { pkt, arrival: t });
+        l.queues[sub].push_back(Queued { pkt, arrival: t });
+        if l.fq {
+            self.drop_heads(d);
+        }
+    }
+
+    /// After an arrival at a flow-queueing link: the head drops the discipline asks for (FQ-CoDel's
+    /// overflow drops from the fattest flow), as in the simulator.
+    fn drop_heads(&mut self, d: usize) {
+        loop {
+            let l = &mut self.links[d];
+            let Some(sub) = l.qdisc.overflow_victim(l.qlen()) else {
+                return;
+            };
+            let Some(q) = l.queues[sub].pop_front() else {
+                unreachable!("the discipline named an empty sub-queue");
+            };
+            let bytes = q.pkt.info.len as u32;
+            l.pkts -= 1;
+            l.qbytes -= bytes as u64;
+            l.qdisc.on_head_drop(sub, bytes);
+            l.counters.queue_drops += 1;
+            self.recycle(q.pkt.buf);
+        }
     }
 
     fn link_start(&mut self, d: usize, s: Nanos) {
@@ -373,17 +424,32 @@ impl Emulator {
         // then the next packet is offered, as in the simulator.
         let mut next = None;
         // (A packet that arrives after `s` waits for its own start: the link is idle until then.)
-        while self.links[d].queue.front().is_some_and(|q| q.arrival <= s) {
-            let Some(mut q) = self.links[d].queue.pop_front() else {
+        loop {
+            let l = &mut self.links[d];
+            let sub = if l.fq {
+                if l.pkts == 0 {
+                    break;
+                }
+                // Every queued packet arrived by `s` (see `idle_arrival`).
+                l.qdisc.next_queue(s)
+            } else if l.queues[0].front().is_some_and(|q| q.arrival <= s) {
+                0
+            } else {
                 break;
             };
-            let l = &mut self.links[d];
+            let Some(mut q) = l.queues[sub].pop_front() else {
+                unreachable!("the discipline named an empty sub-queue");
+            };
+            l.pkts -= 1;
             l.qbytes -= q.pkt.info.len as u64;
             let after = l.qlen();
-            match l
-                .qdisc
-                .on_departure(s, s.saturating_sub(q.arrival), q.pkt.info.ecn != 0, after)
-            {
+            let leaving = Leaving {
+                queue: sub,
+                sojourn: s.saturating_sub(q.arrival),
+                bytes: q.pkt.info.len as u32,
+                ect: q.pkt.info.ecn != 0,
+            };
+            match l.qdisc.on_departure(s, &leaving, after) {
                 Departure::Send => {}
                 Departure::Mark => {
                     if q.pkt.info.ecn != 0 {
@@ -496,7 +562,7 @@ impl Emulator {
         let mut state = Vec::new();
         l.qdisc.state(&mut state);
         LinkSnapshot {
-            queue_pkts: l.queue.len() as u32,
+            queue_pkts: l.pkts,
             queue_bytes: l.qbytes,
             counters: l.counters,
             state,
@@ -675,6 +741,57 @@ mod tests {
         let mean = sojourn.iter().sum::<f64>() / sojourn.len() as f64;
         assert!((frac - 0.2).abs() < 0.02, "drop fraction {frac}");
         assert!((12.0..18.0).contains(&mean), "mean sojourn {mean} ms");
+    }
+
+    /// Sojourn times (ms) of a sparse flow's packets (port 10, one every 10 ms) sharing a 12 Mbit/s
+    /// link (1 ms a packet) with a bulk sender (port 9, a packet every 0.5 ms: twice the link), over
+    /// 1-3 s, with queue discipline `queue`.
+    fn sparse_sojourns(queue: &str) -> Vec<f64> {
+        let mut cfg = LinkConfig::droptail(12e6, NS_PER_MS, 200);
+        cfg.queue = queue.into();
+        let mut e = Emulator::new(cfg.clone(), cfg, 1).unwrap();
+        let mut out = Vec::new();
+        let mut sent = std::collections::HashMap::new();
+        for i in 0..6000u64 {
+            let t = i * NS_PER_MS / 2;
+            while let Some(dl) = e.next_deadline().filter(|&dl| dl <= t) {
+                while let Some((_, b, at)) = e.poll_output(dl) {
+                    let (sport, dport) = (
+                        u16::from_be_bytes([b[20], b[21]]),
+                        u16::from_be_bytes([b[22], b[23]]),
+                    );
+                    if dport == 10 && at > NS_PER_SEC {
+                        out.push((at - sent[&sport] - 2 * NS_PER_MS) as f64 / 1e6);
+                    }
+                    e.recycle(b);
+                }
+            }
+            let b = build_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 9, 0, &[0u8; 1472]);
+            e.on_packet(Dir::Fwd, t, b);
+            if i % 20 == 0 {
+                let id = (i / 20) as u16 + 100;
+                sent.insert(id, t);
+                let b = build_udp([10, 0, 0, 1], [10, 0, 0, 2], id, 10, 0, &[0u8; 1472]);
+                e.on_packet(Dir::Fwd, t, b);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn fq_codel_keeps_a_sparse_flow_out_of_a_bulk_flows_queue() {
+        // Drop-tail: the bulk sender keeps the 200-packet buffer full; each sparse packet arrives with
+        // a bulk one that takes the one free slot, so none gets through. FQ-CoDel: each sparse packet finds its own queue empty and its
+        // flow on the new-flows list, so it waits at most for the packet in transmission (≤ 1 ms).
+        let ft = sparse_sojourns("droptail");
+        let fq = sparse_sojourns("fq_codel");
+        assert!(
+            ft.is_empty(),
+            "drop-tail delivered {} sparse packets",
+            ft.len()
+        );
+        assert_eq!(fq.len(), 200, "every sparse packet delivered");
+        assert!(fq.iter().all(|&d| d <= 1.0), "{fq:?}");
     }
 
     #[test]

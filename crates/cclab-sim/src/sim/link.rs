@@ -1,5 +1,5 @@
-//! Links: random loss and the queue discipline on arrival, the FIFO queue, serialisation at the link
-//! rate, then the propagation pipe. A link has at most one pending `TxDone` (the packet in service)
+//! Links: random loss and the queue discipline on arrival, the queue (one FIFO, or one per flow for
+//! the flow-queueing disciplines), serialisation at the link rate, then the propagation pipe. A link has at most one pending `TxDone` (the packet in service)
 //! and one pending `LinkArrive` (the earliest packet on the wire).
 
 use super::measure::{hist_bin, HIST_BINS};
@@ -7,7 +7,7 @@ use super::packet::{prefetch, Body, Pipe};
 use super::Simulation;
 use crate::events::Event;
 use crate::result::{PacketKind, TraceKind};
-use cclab_cc::aqm::{Departure, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::aqm::{Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::time::{to_secs, tx_time, Nanos};
 use std::collections::VecDeque;
@@ -16,7 +16,10 @@ pub(super) struct Link {
     pub(super) rate_bps: f64,
     pub(super) delay: Nanos,
     pub(super) qdisc: Box<dyn QueueDiscipline>,
-    pub(super) queue: VecDeque<u32>,
+    /// The discipline's sub-queues: one FIFO, or one per flow bucket (FQ-CoDel, FQ).
+    pub(super) queues: Vec<VecDeque<u32>>,
+    /// More than one sub-queue: ask the discipline which to serve and whether to drop heads.
+    pub(super) fq: bool,
     pub(super) qlen: QueueLen,
     pub(super) busy: bool,
     /// The packet being serialised.
@@ -55,11 +58,13 @@ impl Link {
         loss_data_only: bool,
         schedule: Vec<(Nanos, f64)>,
     ) -> Link {
+        let n = qdisc.queues().max(1);
         Link {
             rate_bps,
             delay,
             qdisc,
-            queue: VecDeque::new(),
+            queues: (0..n).map(|_| VecDeque::new()).collect(),
+            fq: n > 1,
             qlen: QueueLen::default(),
             busy: false,
             in_service: 0,
@@ -117,35 +122,43 @@ impl Simulation {
                 is_data,
                 flags,
                 fwd_field: fwd,
+                // one key per flow and direction: data and ACKs of a flow, and cross traffic, apart
+                flow: (p.kind as u64) << 32 | p.owner as u64,
+                queue: 0,
             };
-            Some(link.qdisc.enqueue(now, &mut rp, link.qlen, &mut link.rng))
+            let v = link.qdisc.enqueue(now, &mut rp, link.qlen, &mut link.rng);
+            Some((v, rp.queue))
         };
-        match verdict {
+        let sub = match verdict {
             None => {
                 link.random_losses += 1;
                 self.drop_packet(i, l as i32, TraceKind::Loss);
                 return;
             }
-            Some(Verdict::Drop) => {
+            Some((Verdict::Drop, _)) => {
                 link.drops += 1;
                 self.drop_packet(i, l as i32, TraceKind::Drop);
                 return;
             }
-            Some(Verdict::Mark) if p.ect => {
+            Some((Verdict::Mark, q)) if p.ect => {
                 p.ce = true;
                 link.marks += 1;
+                q
             }
-            Some(_) => {}
-        }
+            Some((_, q)) => q,
+        };
         p.enq_time = now;
         let bytes = p.bytes;
         link.account_queue(now);
-        link.queue.push_back(i);
+        link.queues[sub].push_back(i);
         link.qlen.pkts += 1;
         link.qlen.bytes += bytes as u64;
         link.max_q = link.max_q.max(link.qlen.pkts as u64);
         let busy = link.busy;
         self.trace(TraceKind::Enqueue, l as i32, i);
+        if self.links[l].fq {
+            self.drop_heads(l);
+        }
         if !busy {
             self.start_tx(l);
         }
@@ -159,21 +172,32 @@ impl Simulation {
         // then the next packet is offered.
         let i = loop {
             let link = &mut self.links[l];
-            let Some(i) = link.queue.pop_front() else {
+            if link.qlen.pkts == 0 {
                 link.busy = false;
                 return;
+            }
+            let sub = if link.fq {
+                link.qdisc.next_queue(now)
+            } else {
+                0
             };
-            if let Some(&n) = link.queue.front() {
+            let Some(i) = link.queues[sub].pop_front() else {
+                unreachable!("the discipline named an empty sub-queue");
+            };
+            if let Some(&n) = link.queues[sub].front() {
                 prefetch(&self.slab[n as usize]);
             }
             let p = &mut self.slab[i as usize];
             link.account_queue(now);
             link.qlen.pkts -= 1;
             link.qlen.bytes -= p.bytes as u64;
-            match link
-                .qdisc
-                .on_departure(now, now - p.enq_time, p.ect, link.qlen)
-            {
+            let leaving = Leaving {
+                queue: sub,
+                sojourn: now - p.enq_time,
+                bytes: p.bytes,
+                ect: p.ect,
+            };
+            match link.qdisc.on_departure(now, &leaving, link.qlen) {
                 Departure::Send => break i,
                 Departure::Mark => {
                     if p.ect {
@@ -247,6 +271,28 @@ impl Simulation {
             }
             self.slab[i as usize].at += 1;
             self.forward(i);
+        }
+    }
+
+    /// After an arrival at a flow-queueing link: the head drops the discipline asks for (FQ-CoDel's
+    /// overflow drops from the fattest flow).
+    fn drop_heads(&mut self, l: usize) {
+        let now = self.now;
+        loop {
+            let link = &mut self.links[l];
+            let Some(sub) = link.qdisc.overflow_victim(link.qlen) else {
+                return;
+            };
+            let Some(i) = link.queues[sub].pop_front() else {
+                unreachable!("the discipline named an empty sub-queue");
+            };
+            let bytes = self.slab[i as usize].bytes;
+            link.account_queue(now);
+            link.qlen.pkts -= 1;
+            link.qlen.bytes -= bytes as u64;
+            link.qdisc.on_head_drop(sub, bytes);
+            link.drops += 1;
+            self.drop_packet(i, l as i32, TraceKind::Drop);
         }
     }
 
