@@ -4,6 +4,7 @@
 Scenarios (results and targets in docs/performance.md):
   a: 10 NewReno flows, 100 Mbit/s, 100 ms RTT, BDP buffer, 60 s
   b: 100 NewReno flows at 622 Mbit/s (30 at 16 ms, 50 at 60 ms, 20 at 180 ms), 500-packet buffer, 100 s
+  b-fq_codel: b with an FQ-CoDel bottleneck (ns-3: FqCoDelQueueDisc), the cost of flow queueing
 
 For each: cclab as a whole process (`cclab run`, start-up + simulation + output + plots) and its
 simulation loop alone (summary.json sim.wall_s); ns-3 (validation/ns3/dumbbell.cc) on the same
@@ -32,13 +33,15 @@ SCENARIOS = {
     # ns3_duration: simulated seconds of the ns-3 comparison runs (ns-3 needs ~1 min per 10^6 packets here).
     "a": {"rate": "100Mbps", "buffer": "BDP", "duration": 60.0, "groups": [(10, 100)], "ns3_duration": 10.0},
     "b": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)], "ns3_duration": 3.0},
+    "b-fq_codel": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
+                   "ns3_duration": 3.0, "queue": "fq_codel"},
 }
 
 
 def toml_for(name: str, cfg: dict, duration: float) -> str:
     buf = f'"{cfg["buffer"]}"' if isinstance(cfg["buffer"], str) else cfg["buffer"]
     lines = [f'name = "bench-{name}"', f'duration = "{duration}s"', "seed = 1", f'measure = ["{min(10.0, duration / 2)}s", "{duration}s"]',
-             "[topology]", 'kind = "dumbbell"', "[topology.bottleneck]", f'rate = "{cfg["rate"]}"', f"buffer = {buf}", 'queue = "droptail"']
+             "[topology]", 'kind = "dumbbell"', "[topology.bottleneck]", f'rate = "{cfg["rate"]}"', f"buffer = {buf}", f'queue = "{cfg.get("queue", "droptail")}"']
     for n, rtt in cfg["groups"]:
         lines += ["[[flows]]", 'cc = "newreno"', f"count = {n}", f'rtt = "{rtt}ms"', 'start = ["0s", "1s"]']
     return "\n".join(lines) + "\n"
@@ -96,6 +99,7 @@ def run_ns3(cfg: dict, duration: float) -> dict:
     rtts = ",".join(str(rtt) for n, rtt in cfg["groups"] for _ in range(n))
     buf = 0 if cfg["buffer"] == "BDP" else cfg["buffer"]
     cmd = [binary, f"--rate={cfg['rate']}", f"--rtts={rtts}", f"--buffer={buf}", f"--duration={duration}",
+           f"--queue={cfg.get('queue', 'droptail')}",
            f"--measureStart={min(10.0, duration / 2)}", "--startSpread=1"]
     wall, rss, out = timed(cmd)
     r = json.loads(out.strip().splitlines()[-1])
