@@ -41,7 +41,8 @@ SCENARIOS = {
 def toml_for(name: str, cfg: dict, duration: float) -> str:
     buf = f'"{cfg["buffer"]}"' if isinstance(cfg["buffer"], str) else cfg["buffer"]
     lines = [f'name = "bench-{name}"', f'duration = "{duration}s"', "seed = 1", f'measure = ["{min(10.0, duration / 2)}s", "{duration}s"]',
-             "[topology]", 'kind = "dumbbell"', "[topology.bottleneck]", f'rate = "{cfg["rate"]}"', f"buffer = {buf}", f'queue = "{cfg.get("queue", "droptail")}"']
+             "[topology]", 'kind = "dumbbell"', "[topology.bottleneck]", f'rate = "{cfg["rate"]}"', f"buffer = {buf}",
+             f'queue = "{cfg.get("queue", "droptail")}"']
     for n, rtt in cfg["groups"]:
         lines += ["[[flows]]", 'cc = "newreno"', f"count = {n}", f'rtt = "{rtt}ms"', 'start = ["0s", "1s"]']
     return "\n".join(lines) + "\n"

@@ -189,11 +189,12 @@ def schema() -> None:
 
 @cli.command()
 def algorithms() -> None:
-    """List every algorithm and queue discipline name."""
-    from . import algorithms as algs, queues
+    """List every algorithm, queue discipline and shipped capacity trace name."""
+    from . import algorithms as algs, queues, traces
 
     click.echo("algorithms: " + ", ".join(algs()))
     click.echo("queues: " + ", ".join(queues()))
+    click.echo("traces: " + ", ".join(traces.builtin()))
 
 
 @cli.command()

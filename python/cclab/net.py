@@ -37,7 +37,6 @@ from .errors import ScenarioError, show
 from .progress import Progress
 from .results import WINDOW_STATS, Result, build_summary, flow_table, frame, link_table, prepare_out
 from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
-from .units import parse_rate
 
 # The measured limit of the 2-core machine (docs/real-datapath.md): at 200 Mbit/s the emulator and the
 # TCP stacks keep one core busy. crates/cclab-net/src/run.rs enforces the same number.
@@ -212,9 +211,11 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
                                         f"got {show(topo.kind)}; allowed: \"dumbbell\""))
     else:
         for name, link in (("topology.bottleneck", topo.bottleneck), ("topology.reverse", topo.reverse)):
-            if link is not None and parse_rate(link.rate) > MAX_RATE_BPS:
-                errors.append((f"{name}.rate", f"must be <= 200 Mbit/s on the real datapath (the measured limit "
-                                               f"of this machine, docs/real-datapath.md), got {show(link.rate)}"))
+            if link is not None and link.rate_bps() > MAX_RATE_BPS:
+                key, got = ("rate", show(link.rate)) if link.trace is None else ("trace", f"a mean of "
+                                                                                  f"{link.rate_bps() / 1e6:.1f} Mbit/s")
+                errors.append((f"{name}.{key}", f"must be <= 200 Mbit/s on the real datapath (the measured limit "
+                                                f"of this machine, docs/real-datapath.md), got {got}"))
     for g, f in enumerate(sc.flows):
         if f.reverse and loopback:
             errors.append((f"flows[{g}].reverse", "a reverse flow needs the namespace mode (root): loopback mode "

@@ -35,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from . import _native
+from . import _native, traces
 from .errors import ScenarioError, flatten, show
 from .topology import resolver
 from .units import (
@@ -243,10 +243,13 @@ class Transport(_Model):
 
 
 class Link(_Model):
-    """A link: its rate, propagation delay, buffer, queue discipline and random loss."""
+    """A link: its rate (or capacity trace), propagation delay, buffer, queue discipline and random loss."""
 
-    rate: Quantity
-    """Link rate: bit/s or a string with a unit ("100Mbps")."""
+    rate: Optional[Quantity] = None
+    """Link rate: bit/s or a string with a unit ("100Mbps"). Give this or ``trace``."""
+    trace: Optional[str] = None
+    """A capacity trace in place of ``rate`` (mahimahi format: a shipped trace's name (``cclab algorithms`` lists them) or
+    a file's path, relative to the scenario file)."""
     delay: Quantity = 0
     """One-way propagation delay (a time)."""
     buffer: Quantity = "BDP"
@@ -263,6 +266,30 @@ class Link(_Model):
     _rate = field_validator("rate")(positive(parse_rate, lo=MIN_RATE, hi=MAX_RATE))
     _delay = field_validator("delay")(nonneg(parse_time, hi=MAX_TIME))
     _buf = field_validator("buffer")(check_buffer)
+
+    @field_validator("trace")
+    @classmethod
+    def _trace(cls, v: Optional[str]) -> Optional[str]:
+        if v is None:
+            return v
+        tr = traces.load(v)  # reads and checks the file (cached)
+        if not MIN_RATE <= tr.mean_rate_bps <= MAX_RATE:
+            raise ValueError(f"the trace's mean rate {tr.mean_rate_bps:.4g} bit/s is outside "
+                             f"[{MIN_RATE:g}, {MAX_RATE:g}]")
+        # A relative path is kept as the file it named when the scenario was loaded (its folder), so the
+        # scenario means the same file wherever it is run from; a shipped trace keeps its name.
+        return v if v in traces.builtin() else tr.source
+
+    @model_validator(mode="after")
+    def _rate_or_trace(self) -> Link:
+        if (self.rate is None) == (self.trace is None):
+            raise ValueError("give the link a rate or a trace (one of them)" if self.rate is None
+                             else "a link has a rate or a trace, not both")
+        return self
+
+    def rate_bps(self) -> float:
+        """The rate, or the trace's mean rate."""
+        return parse_rate(self.rate) if self.trace is None else traces.load(self.trace).mean_rate_bps
 
     @field_validator("loss_schedule")
     @classmethod
@@ -529,7 +556,12 @@ class Scenario(_Model):
     def load(cls, path: Union[str, Path], datapath: str = "sim") -> Scenario:
         """Reads a TOML scenario file (UTF-8, at most 16 MiB); problems with the file itself name it."""
         p = Path(path)
-        return cls.from_dict(parse_toml(read_text(p, "scenario file"), str(p)), datapath=datapath)
+        data = parse_toml(read_text(p, "scenario file"), str(p))
+        token = traces.BASE_DIR.set(p.resolve().parent)  # relative trace paths are the file's neighbours
+        try:
+            return cls.from_dict(data, datapath=datapath)
+        finally:
+            traces.BASE_DIR.reset(token)
 
     # ---- resolution ----
 
@@ -843,6 +875,7 @@ class _Resolver:
                 "buffer_pkts": bp, "buffer_bytes": bb, "queue": queue, "queue_params": params,
                 "loss": cfg.loss, "loss_schedule": [[parse_time(t), p] for t, p in cfg.loss_schedule],
                 "loss_data_only": True,
+                "trace_ms": list(traces.load(cfg.trace).times_ms) if cfg.trace is not None else [],
             })
         self.link_fields = [cfg.field for cfg in links]
         spec: dict[str, Any] = {

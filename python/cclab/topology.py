@@ -39,6 +39,9 @@ class Link(Protocol):
     def loss(self) -> float: ...
     @property
     def loss_schedule(self) -> Any: ...
+    @property
+    def trace(self) -> Optional[str]: ...
+    def rate_bps(self) -> float: ...
 
 
 class GraphLink(Link, Protocol):
@@ -119,18 +122,22 @@ class DirectedLink:
     params: dict[str, Any] = dataclass_field(default_factory=dict)
     loss: float = 0.0
     loss_schedule: list[tuple[Any, float]] = dataclass_field(default_factory=list)
+    trace: Optional[str] = None
+    """The capacity trace in place of ``rate`` (``rate`` is then its mean rate in bit/s)."""
 
     @classmethod
     def forward(cls, link: Link, field: str) -> DirectedLink:
         """The direction that takes every setting of the link."""
-        return cls(field, link.rate, link.delay, link.buffer, link.queue, dict(link.params), link.loss,
-                   list(link.loss_schedule))
+        return cls(field, link.rate_bps(), link.delay, link.buffer, link.queue, dict(link.params), link.loss,
+                   list(link.loss_schedule), link.trace)
 
     @classmethod
     def ack_side(cls, link: Link, field: str) -> DirectedLink:
         """A dumbbell's or parking lot's reverse (ACK) direction: the link's rate, delay and buffer, a
-        drop-tail queue and no random loss (docs/scenario.md)."""
-        return cls(field, link.rate, link.delay, link.buffer)
+        drop-tail queue and no random loss (docs/scenario.md). A trace-driven link's ACK side is a
+        constant link at the trace's mean rate: a cellular uplink has its own trace, which
+        ``[topology.reverse]`` takes."""
+        return cls(field, link.rate_bps(), link.delay, link.buffer)
 
 
 class Route(NamedTuple):

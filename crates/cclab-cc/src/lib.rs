@@ -12,6 +12,7 @@
 //!   (one table row each).
 //! * [`aqm`]: queue disciplines (drop-tail, RED, MaxNet price AQM) behind [`aqm::QueueDiscipline`].
 //! * [`packet_pair`]: packet-pair capacity samples (Libra, Madison).
+//! * [`trace_link`]: trace-driven link capacity (mahimahi's delivery opportunities), for both drivers.
 //! * [`params`]: typed reading of a scenario's `params` table with "unknown parameter" errors.
 
 pub mod algorithms;
@@ -24,6 +25,7 @@ pub mod params;
 pub mod registry;
 pub mod rng;
 pub mod time;
+pub mod trace_link;
 
 pub use cc::{AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
 pub use params::{ParamError, ParamValue, Params};

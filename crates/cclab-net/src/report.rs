@@ -12,7 +12,8 @@ use crate::emulator::{self, Dir, Finished, LoopStats};
 use crate::probe::FlowProbe;
 use crate::spec::RunSpec;
 use crate::tcp;
-use cclab_cc::time::{to_secs, Nanos};
+use cclab_cc::time::{from_secs, to_secs, Nanos};
+use cclab_cc::trace_link::{TraceService, OPPORTUNITY_BYTES};
 use cclab_transport::stats::{FlowWindow, WindowSummary};
 
 /// What the sampler collected during a run: each flow's series and the machine's CPU ticks at each
@@ -238,7 +239,17 @@ pub(crate) fn summarise(
     let links: Vec<LinkResult> = [Dir::Fwd, Dir::Rev]
         .into_iter()
         .enumerate()
-        .map(|(d, dir)| link_result(d, dir, &fin, spec.links[d].rate_bps, [m0, m1]))
+        .map(|(d, dir)| {
+            // Utilisation is against the capacity the link had in the window: a trace's, or the rate.
+            let l = &spec.links[d];
+            let cap = if l.trace_ms.is_empty() {
+                l.rate_bps
+            } else {
+                TraceService::new(&l.trace_ms, OPPORTUNITY_BYTES)
+                    .capacity_bps(from_secs(m0), from_secs(m1))
+            };
+            link_result(d, dir, &fin, cap, [m0, m1])
+        })
         .collect();
     let flow_stalls: Vec<_> = probes
         .iter()

@@ -59,6 +59,12 @@ pub const MAX_BUFFER_PKTS: u64 = 1_000_000_000;
 /// Largest buffer, bytes.
 pub const MAX_BUFFER_BYTES: u64 = 1_000_000_000_000;
 
+/// Most delivery opportunities in one trace-driven link's trace (lines of a mahimahi file): 10 M is
+/// ~2 hours of a 20 Mbit/s cellular trace, 80 MB of spec.
+pub const MAX_TRACE_LINES: u64 = 10_000_000;
+/// Longest trace period (its last time), ms: the simulator's time bound.
+pub const MAX_TRACE_MS: u64 = MAX_TIME_NS / 1_000_000;
+
 /// Most flows in one run (all `[[flows]]` tables' counts together); the budget usually binds first.
 pub const MAX_FLOWS: u64 = 1_000_000;
 
@@ -94,6 +100,8 @@ pub const ALL: &[(&str, u64)] = &[
     ("max_buffer_pkts", MAX_BUFFER_PKTS),
     ("max_buffer_bytes", MAX_BUFFER_BYTES),
     ("max_shape", MAX_SHAPE),
+    ("max_trace_lines", MAX_TRACE_LINES),
+    ("max_trace_ms", MAX_TRACE_MS),
     ("max_flows", MAX_FLOWS),
     ("max_flow_size", MAX_FLOW_SIZE),
     ("default_max_memory", DEFAULT_MAX_MEMORY),

@@ -59,6 +59,11 @@ pub struct LinkSpec {
     /// Apply random loss to data packets only (not ACKs / cross traffic). Default true.
     #[serde(default = "yes")]
     pub loss_data_only: bool,
+    /// Trace-driven capacity: delivery opportunities in ms (mahimahi format, one 1500-byte packet
+    /// each, repeating with the period of the last time); empty = a constant `rate_bps`. With a trace,
+    /// `rate_bps` is the trace's mean rate (used for BDP buffers, RED's idle time, utilisation).
+    #[serde(default)]
+    pub trace_ms: Vec<f64>,
 }
 
 fn yes() -> bool {

@@ -6,7 +6,8 @@
 use crate::limits::{
     self, MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_DELAYED_ACK, MAX_FLOWS, MAX_FLOW_SIZE,
     MAX_INITIAL_CWND, MAX_PACKET_SIZE, MAX_RATE_BPS, MAX_RTO_NS, MAX_SERIES_ROWS, MAX_SHAPE,
-    MAX_TIME_NS, MAX_WINDOW_PKTS, MIN_PACKET_SIZE, MIN_RATE_BPS, SEED_LIMIT,
+    MAX_TIME_NS, MAX_TRACE_LINES, MAX_TRACE_MS, MAX_WINDOW_PKTS, MIN_PACKET_SIZE, MIN_RATE_BPS,
+    SEED_LIMIT,
 };
 use crate::spec::{FlowSpec, RunSpec, StartSpec};
 use crate::SpecError;
@@ -124,6 +125,33 @@ impl RunSpec {
                 return Err(err(
                     format!("links[{i}].loss"),
                     format!("must be in [0, 1], got {}", l.loss),
+                ));
+            }
+            if l.trace_ms.len() as u64 > MAX_TRACE_LINES {
+                return Err(err(
+                    format!("links[{i}].trace_ms"),
+                    format!(
+                        "at most {MAX_TRACE_LINES} opportunities, got {}",
+                        l.trace_ms.len()
+                    ),
+                ));
+            }
+            let mut prev = 0.0;
+            for (k, &t) in l.trace_ms.iter().enumerate() {
+                if !(t.is_finite() && t >= prev && t <= MAX_TRACE_MS as f64) {
+                    return Err(err(
+                        format!("links[{i}].trace_ms[{k}]"),
+                        format!(
+                            "times must be finite, non-decreasing and in [0, {MAX_TRACE_MS}] ms, got {t}"
+                        ),
+                    ));
+                }
+                prev = t;
+            }
+            if l.trace_ms.last().is_some_and(|&t| t <= 0.0) {
+                return Err(err(
+                    format!("links[{i}].trace_ms"),
+                    "the last time (the period) must be > 0 ms".to_string(),
                 ));
             }
             for (k, &(t, p)) in l.loss_schedule.iter().enumerate() {
@@ -366,6 +394,7 @@ mod tests {
             loss: 0.0,
             loss_schedule: vec![],
             loss_data_only: true,
+            trace_ms: vec![],
         };
         RunSpec {
             name: "t".into(),

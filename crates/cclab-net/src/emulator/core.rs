@@ -24,6 +24,7 @@ use cclab_cc::params::{ParamError, Params};
 use cclab_cc::registry::{build_queue, LinkEnv};
 use cclab_cc::rng::{self, SimRng, Stream};
 use cclab_cc::time::{from_secs, tx_time, Nanos};
+use cclab_cc::trace_link::{TraceService, OPPORTUNITY_BYTES};
 use serde::Serialize;
 
 use crate::ip::{self, Info, IpError};
@@ -53,6 +54,8 @@ pub struct LinkConfig {
     pub loss_data_only: bool,
     /// Wire size of a full data packet (RED's typical packet).
     pub packet_size: u32,
+    /// Trace-driven capacity (delivery opportunities, ms) in place of `rate_bps`; empty = constant rate.
+    pub trace_ms: Vec<f64>,
 }
 
 impl LinkConfig {
@@ -71,6 +74,7 @@ impl LinkConfig {
             loss_schedule: Vec::new(),
             loss_data_only: true,
             packet_size: 1500,
+            trace_ms: Vec::new(),
         }
     }
 
@@ -92,6 +96,7 @@ impl LinkConfig {
                 .collect(),
             loss_data_only: l.loss_data_only,
             packet_size,
+            trace_ms: l.trace_ms.clone(),
         }
     }
 
@@ -164,6 +169,8 @@ struct Link {
     idle_arrival: Nanos,
     /// End of the current (or last) transmission on the virtual clock.
     free_at: Nanos,
+    /// Trace-driven capacity (the simulator's code), in place of the rate.
+    trace: Option<TraceService>,
     /// In propagation: (delivery time, packet), in order.
     prop: VecDeque<(Nanos, Pkt)>,
     next_tick: Option<Nanos>,
@@ -254,6 +261,8 @@ impl Emulator {
                 qbytes: 0,
                 idle_arrival: 0,
                 free_at: 0,
+                trace: (!cfg.trace_ms.is_empty())
+                    .then(|| TraceService::new(&cfg.trace_ms, OPPORTUNITY_BYTES)),
                 prop: VecDeque::new(),
                 next_tick,
                 counters: LinkCounters::default(),
@@ -470,7 +479,10 @@ impl Emulator {
         let l = &mut self.links[d];
         if let Some(q) = next {
             let bytes = q.pkt.info.len as u64;
-            l.free_at = s + tx_time(bytes, l.cfg.rate_bps);
+            l.free_at = match &mut l.trace {
+                None => s + tx_time(bytes, l.cfg.rate_bps),
+                Some(t) => t.finish(s, bytes as u32),
+            };
             let after = l.qlen();
             l.qdisc.on_dequeue(s, bytes as u32, after);
             l.counters.departures += 1;

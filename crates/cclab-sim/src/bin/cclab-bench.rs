@@ -55,6 +55,7 @@ fn spec(
         loss: 0.0,
         loss_schedule: vec![],
         loss_data_only: true,
+        trace_ms: vec![],
     };
     let mut flows = Vec::new();
     for (g, &(n, rtt)) in groups.iter().enumerate() {

@@ -14,6 +14,7 @@ use cclab_cc::aqm::BufferLimit;
 use cclab_cc::registry::{build_queue, build_sender, flow_seed, LinkEnv, SenderEnv};
 use cclab_cc::rng::{self, Stream};
 use cclab_cc::time::{from_secs, Nanos};
+use cclab_cc::trace_link::{TraceService, OPPORTUNITY_BYTES};
 use cclab_transport::{Config, Receiver, Sender};
 
 /// The transport settings the simulator gives flow `f` (sender and receiver): the spec's one
@@ -54,7 +55,7 @@ fn build_link(spec: &RunSpec, i: usize, l: &LinkSpec) -> Result<Link, SpecError>
         .iter()
         .map(|&(t, p)| (from_secs(t), p))
         .collect();
-    Ok(Link::new(
+    let mut link = Link::new(
         l.rate_bps,
         from_secs(l.delay),
         qdisc,
@@ -62,7 +63,10 @@ fn build_link(spec: &RunSpec, i: usize, l: &LinkSpec) -> Result<Link, SpecError>
         l.loss,
         l.loss_data_only,
         schedule,
-    ))
+    );
+    link.trace =
+        (!l.trace_ms.is_empty()).then(|| TraceService::new(&l.trace_ms, OPPORTUNITY_BYTES));
+    Ok(link)
 }
 
 /// The route arena and the delay lines it refers to.

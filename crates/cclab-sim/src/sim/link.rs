@@ -10,6 +10,7 @@ use crate::result::{PacketKind, TraceKind};
 use cclab_cc::aqm::{Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::time::{to_secs, tx_time, Nanos};
+use cclab_cc::trace_link::TraceService;
 use std::collections::VecDeque;
 
 pub(super) struct Link {
@@ -32,6 +33,8 @@ pub(super) struct Link {
     pub(super) loss: f64,
     pub(super) loss_data_only: bool,
     pub(super) schedule: Vec<(Nanos, f64)>,
+    /// Trace-driven capacity in place of `rate_bps` (which is then the trace's mean, for statistics).
+    pub(super) trace: Option<TraceService>,
     // counters (whole run)
     pub(super) arrivals: u64,
     pub(super) drops: u64,
@@ -77,6 +80,7 @@ impl Link {
             loss,
             loss_data_only,
             schedule,
+            trace: None,
             arrivals: 0,
             drops: 0,
             marks: 0,
@@ -235,7 +239,10 @@ impl Simulation {
         }
         link.busy = true;
         link.in_service = i;
-        let done = now.saturating_add(tx_time(p.bytes as u64, link.rate_bps));
+        let done = match &mut link.trace {
+            None => now.saturating_add(tx_time(p.bytes as u64, link.rate_bps)),
+            Some(t) => t.finish(now, p.bytes),
+        };
         self.ev.push(done, Event::TxDone(l as u32));
     }
 

@@ -280,7 +280,11 @@ impl Simulation {
             self.result.links.push(LinkResult {
                 id: i as u32,
                 rate_bps: l.rate_bps,
-                utilization: (b.tx_bytes - a.tx_bytes) as f64 * 8.0 / (l.rate_bps * win),
+                // against the capacity the link had in the window: a trace's, or the rate
+                utilization: (b.tx_bytes - a.tx_bytes) as f64 * 8.0
+                    / (l.trace.as_ref().map_or(l.rate_bps, |t| {
+                        t.capacity_bps(self.measure[0], self.measure[1])
+                    }) * win),
                 drops: b.drops - a.drops,
                 marks: b.marks - a.marks,
                 random_losses: b.random_losses - a.random_losses,

@@ -20,6 +20,7 @@ pub fn link(rate_bps: f64, buffer_pkts: u32, queue: &str) -> LinkSpec {
         loss: 0.0,
         loss_schedule: vec![],
         loss_data_only: true,
+        trace_ms: vec![],
     }
 }
 
