@@ -262,9 +262,21 @@ class Link(_Model):
     """Bernoulli loss probability of data packets arriving at the link."""
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
     """[[time, probability], ...], strictly increasing times: the loss probability from each time on."""
+    jitter: Quantity = 0
+    """Delay jitter (a time, at most ``delay``): each packet's delay is ``delay`` ± uniform(``jitter``), or
+    normal with this standard deviation (``jitter_distribution``)."""
+    jitter_distribution: Literal["uniform", "normal"] = "uniform"
+    """How the jitter is drawn."""
+    jitter_reorder: bool = False
+    """Let jittered packets overtake each other (netem's behaviour); by default they keep their order."""
+    reorder: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    """Probability that a packet skips the link's delay and overtakes those in flight (netem ``reorder``)."""
+    duplicate: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    """Probability that an arriving packet is queued twice (netem ``duplicate``)."""
 
     _rate = field_validator("rate")(positive(parse_rate, lo=MIN_RATE, hi=MAX_RATE))
     _delay = field_validator("delay")(nonneg(parse_time, hi=MAX_TIME))
+    _jitter = field_validator("jitter")(nonneg(parse_time, hi=MAX_TIME))
     _buf = field_validator("buffer")(check_buffer)
 
     @field_validator("trace")
@@ -285,6 +297,11 @@ class Link(_Model):
         if (self.rate is None) == (self.trace is None):
             raise ValueError("give the link a rate or a trace (one of them)" if self.rate is None
                              else "a link has a rate or a trace, not both")
+        if parse_time(self.jitter) > parse_time(self.delay):
+            raise ValueError(f"jitter {show(self.jitter)} is larger than the link's delay {show(self.delay)}: the "
+                             "delay would go below 0 (give the link a delay of at least the jitter)")
+        if self.reorder > 0 and parse_time(self.delay) == 0:
+            raise ValueError("reorder lets packets skip the link's delay, and this link has none: give it a delay")
         return self
 
     def rate_bps(self) -> float:
@@ -875,7 +892,11 @@ class _Resolver:
                 "buffer_pkts": bp, "buffer_bytes": bb, "queue": queue, "queue_params": params,
                 "loss": cfg.loss, "loss_schedule": [[parse_time(t), p] for t, p in cfg.loss_schedule],
                 "loss_data_only": True,
-                "trace_ms": list(traces.load(cfg.trace).times_ms) if cfg.trace is not None else [],
+                # (added only when set, so a spec without them is byte for byte what it was)
+                **({"trace_ms": list(traces.load(cfg.trace).times_ms)} if cfg.trace is not None else {}),
+                **({"jitter": parse_time(cfg.jitter), "jitter_dist": cfg.jitter_distribution,
+                    "jitter_reorder": cfg.jitter_reorder, "reorder": cfg.reorder, "duplicate": cfg.duplicate}
+                   if cfg.jitter_on() else {}),
             })
         self.link_fields = [cfg.field for cfg in links]
         spec: dict[str, Any] = {

@@ -41,6 +41,16 @@ class Link(Protocol):
     def loss_schedule(self) -> Any: ...
     @property
     def trace(self) -> Optional[str]: ...
+    @property
+    def jitter(self) -> Any: ...
+    @property
+    def jitter_distribution(self) -> str: ...
+    @property
+    def jitter_reorder(self) -> bool: ...
+    @property
+    def reorder(self) -> float: ...
+    @property
+    def duplicate(self) -> float: ...
     def rate_bps(self) -> float: ...
 
 
@@ -124,12 +134,22 @@ class DirectedLink:
     loss_schedule: list[tuple[Any, float]] = dataclass_field(default_factory=list)
     trace: Optional[str] = None
     """The capacity trace in place of ``rate`` (``rate`` is then its mean rate in bit/s)."""
+    jitter: Any = 0
+    jitter_distribution: str = "uniform"
+    jitter_reorder: bool = False
+    reorder: float = 0.0
+    duplicate: float = 0.0
+
+    def jitter_on(self) -> bool:
+        """Whether any netem-like impairment is set."""
+        return parse_time(self.jitter) > 0 or self.reorder > 0 or self.duplicate > 0
 
     @classmethod
     def forward(cls, link: Link, field: str) -> DirectedLink:
         """The direction that takes every setting of the link."""
         return cls(field, link.rate_bps(), link.delay, link.buffer, link.queue, dict(link.params), link.loss,
-                   list(link.loss_schedule), link.trace)
+                   list(link.loss_schedule), link.trace, link.jitter, link.jitter_distribution, link.jitter_reorder,
+                   link.reorder, link.duplicate)
 
     @classmethod
     def ack_side(cls, link: Link, field: str) -> DirectedLink:

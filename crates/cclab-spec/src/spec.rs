@@ -64,6 +64,40 @@ pub struct LinkSpec {
     /// `rate_bps` is the trace's mean rate (used for BDP buffers, RED's idle time, utilisation).
     #[serde(default)]
     pub trace_ms: Vec<f64>,
+    /// Delay jitter, seconds (`cclab_cc::impair`): uniform in ±jitter or normal with σ = jitter.
+    #[serde(default)]
+    pub jitter: f64,
+    /// "uniform" (default) or "normal".
+    #[serde(default)]
+    pub jitter_dist: String,
+    /// Let jitter reorder packets (netem's behaviour); default false: arrivals stay in order.
+    #[serde(default)]
+    pub jitter_reorder: bool,
+    /// Probability that a packet skips the propagation delay (netem `reorder`).
+    #[serde(default)]
+    pub reorder: f64,
+    /// Probability that an arriving packet is queued twice (netem `duplicate`).
+    #[serde(default)]
+    pub duplicate: f64,
+}
+
+impl LinkSpec {
+    /// The link's impairments, if any is set.
+    pub fn impairments(&self) -> Option<cclab_cc::impair::Impairments> {
+        use cclab_cc::impair::{Impairments, JitterDist};
+        let dist = if self.jitter_dist == "normal" {
+            JitterDist::Normal
+        } else {
+            JitterDist::Uniform
+        };
+        Impairments::new(
+            (self.jitter * 1e9).round() as u64,
+            dist,
+            self.jitter_reorder,
+            self.reorder,
+            self.duplicate,
+        )
+    }
 }
 
 fn yes() -> bool {

@@ -127,6 +127,29 @@ impl RunSpec {
                     format!("must be in [0, 1], got {}", l.loss),
                 ));
             }
+            if !(0.0..=l.delay).contains(&l.jitter) {
+                return Err(err(
+                    format!("links[{i}].jitter"),
+                    format!(
+                        "must be in [0, the link's delay {} s] (the delay cannot go below 0), got {}",
+                        l.delay, l.jitter
+                    ),
+                ));
+            }
+            if !["", "uniform", "normal"].contains(&l.jitter_dist.as_str()) {
+                return Err(err(
+                    format!("links[{i}].jitter_dist"),
+                    format!("must be \"uniform\" or \"normal\", got {:?}", l.jitter_dist),
+                ));
+            }
+            for (name, p) in [("reorder", l.reorder), ("duplicate", l.duplicate)] {
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(err(
+                        format!("links[{i}].{name}"),
+                        format!("must be in [0, 1], got {p}"),
+                    ));
+                }
+            }
             if l.trace_ms.len() as u64 > MAX_TRACE_LINES {
                 return Err(err(
                     format!("links[{i}].trace_ms"),
@@ -395,6 +418,11 @@ mod tests {
             loss_schedule: vec![],
             loss_data_only: true,
             trace_ms: vec![],
+            jitter: 0.0,
+            jitter_dist: String::new(),
+            jitter_reorder: false,
+            reorder: 0.0,
+            duplicate: 0.0,
         };
         RunSpec {
             name: "t".into(),

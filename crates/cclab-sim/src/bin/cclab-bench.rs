@@ -56,6 +56,11 @@ fn spec(
         loss_schedule: vec![],
         loss_data_only: true,
         trace_ms: vec![],
+        jitter: 0.0,
+        jitter_dist: String::new(),
+        jitter_reorder: false,
+        reorder: 0.0,
+        duplicate: 0.0,
     };
     let mut flows = Vec::new();
     for (g, &(n, rtt)) in groups.iter().enumerate() {

@@ -66,6 +66,7 @@ fn build_link(spec: &RunSpec, i: usize, l: &LinkSpec) -> Result<Link, SpecError>
     );
     link.trace =
         (!l.trace_ms.is_empty()).then(|| TraceService::new(&l.trace_ms, OPPORTUNITY_BYTES));
+    link.impair = l.impairments();
     Ok(link)
 }
 

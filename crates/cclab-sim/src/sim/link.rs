@@ -8,6 +8,7 @@ use super::Simulation;
 use crate::events::Event;
 use crate::result::{PacketKind, TraceKind};
 use cclab_cc::aqm::{Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::impair::Impairments;
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::time::{to_secs, tx_time, Nanos};
 use cclab_cc::trace_link::TraceService;
@@ -35,6 +36,12 @@ pub(super) struct Link {
     pub(super) schedule: Vec<(Nanos, f64)>,
     /// Trace-driven capacity in place of `rate_bps` (which is then the trace's mean, for statistics).
     pub(super) trace: Option<TraceService>,
+    /// Jitter, reordering, duplication (None: none, and no random draws for them).
+    pub(super) impair: Option<Impairments>,
+    /// With impairments that reorder, the pipe is kept sorted by arrival time and this is the time of
+    /// the one `LinkArrive` event that is live (an earlier arrival schedules a new one; the old one
+    /// then fires with nothing to do).
+    pub(super) next_arrive: Nanos,
     // counters (whole run)
     pub(super) arrivals: u64,
     pub(super) drops: u64,
@@ -81,6 +88,8 @@ impl Link {
             loss_data_only,
             schedule,
             trace: None,
+            impair: None,
+            next_arrive: 0,
             arrivals: 0,
             drops: 0,
             marks: 0,
@@ -115,8 +124,23 @@ impl Link {
 }
 
 impl Simulation {
-    /// Packet `i` arrives at link `l`: random loss, then the queue discipline's verdict, then the queue.
+    /// Packet `i` arrives at link `l`: duplication (if the link has it), then each copy in turn.
     pub(super) fn enqueue(&mut self, l: usize, i: u32) {
+        let link = &mut self.links[l];
+        if let Some(im) = &mut link.impair {
+            if im.duplicate(&mut link.rng) {
+                let copy = self.slab[i as usize];
+                let j = self.alloc(copy);
+                self.enqueue_one(l, i);
+                self.enqueue_one(l, j);
+                return;
+            }
+        }
+        self.enqueue_one(l, i);
+    }
+
+    /// Packet `i` arrives at link `l`: random loss, then the queue discipline's verdict, then the queue.
+    fn enqueue_one(&mut self, l: usize, i: u32) {
         let now = self.now;
         let link = &mut self.links[l];
         link.arrivals += 1;
@@ -252,7 +276,24 @@ impl Simulation {
         let link = &mut self.links[l];
         let i = link.in_service;
         let delay = link.delay;
-        if delay > 0 {
+        let direct = delay == 0 && link.impair.is_none();
+        if let Some(im) = &mut link.impair {
+            let arrive = im.arrival(now, delay, &mut link.rng);
+            if im.reorders() {
+                // Sorted insertion (nearly always at the back); a new earliest arrival gets an event.
+                let at = link.pipe.q.partition_point(|&(t, _)| t <= arrive);
+                link.pipe.q.insert(at, (arrive, i));
+                if at == 0 && (link.next_arrive <= now || arrive < link.next_arrive) {
+                    link.next_arrive = arrive;
+                    self.ev.push(arrive, Event::LinkArrive(l as u32));
+                }
+            } else {
+                if link.pipe.q.is_empty() {
+                    self.ev.push(arrive, Event::LinkArrive(l as u32));
+                }
+                link.pipe.q.push_back((arrive, i));
+            }
+        } else if delay > 0 {
             let arrive = now.saturating_add(delay);
             // One pending LinkArrive per non-empty pipe: schedule only when the pipe was empty.
             if link.pipe.q.is_empty() {
@@ -267,7 +308,7 @@ impl Simulation {
             link.data_pkts_tx += 1;
         }
         self.start_tx(l);
-        if delay == 0 {
+        if direct {
             // Zero propagation delay (a dumbbell whose delays are all in access lines): the packet is at
             // the far end now; handing it on directly saves an event per packet per link. Done after
             // the next transmission starts, which is the order the LinkArrive event would have run in.
@@ -279,9 +320,18 @@ impl Simulation {
     /// Packets on link `l`'s wire that have reached the far end move on.
     pub(super) fn link_arrive(&mut self, l: usize) {
         let now = self.now;
+        let sorted = self.links[l]
+            .impair
+            .as_ref()
+            .is_some_and(|im| im.reorders());
         while let Some(&(t, i)) = self.links[l].pipe.q.front() {
             if t > now {
-                self.ev.push(t, Event::LinkArrive(l as u32));
+                let link = &mut self.links[l];
+                // With a sorted pipe, only if no live event is already waiting for this front.
+                if !sorted || link.next_arrive <= now || t < link.next_arrive {
+                    link.next_arrive = t;
+                    self.ev.push(t, Event::LinkArrive(l as u32));
+                }
                 break;
             }
             self.links[l].pipe.q.pop_front();

@@ -21,6 +21,11 @@ pub fn link(rate_bps: f64, buffer_pkts: u32, queue: &str) -> LinkSpec {
         loss_schedule: vec![],
         loss_data_only: true,
         trace_ms: vec![],
+        jitter: 0.0,
+        jitter_dist: String::new(),
+        jitter_reorder: false,
+        reorder: 0.0,
+        duplicate: 0.0,
     }
 }
 
