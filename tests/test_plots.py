@@ -151,6 +151,25 @@ def test_red_explicit_thresholds_and_byte_buffer():
     assert "≈40 pkts" in fig.axes[0].get_legend().get_texts()[0].get_text()
 
 
+@pytest.mark.parametrize("queue,params,target_ms", [("codel", {}, 5.0), ("fq_codel", {"target": 0.003}, 3.0),
+                                                     ("pie", {}, 15.0)])
+def test_aqm_delay_target_and_pie_sample(queue, params, target_ms):
+    # The queueing-delay panel draws the delay the discipline steers to; PIE's own delay sample as well.
+    d = _scenario(2, queue, rtts=("40ms",), duration="6s", measure=["1s", "6s"])
+    d["topology"]["bottleneck"].update(buffer=500, params=params)
+    res = cclab.run(d, progress=False, plots=False)
+    fig = build_figures(res.flows, res.links, res.summary, res.spec, names=["queue.png"])["queue.png"]
+    axm = fig.axes[1]
+    hlines = {round(float(l.get_ydata()[0]), 6) for l in axm.lines if len(set(l.get_ydata())) == 1}
+    assert target_ms in hlines
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("AQM delay target" in l for l in labels)
+    if queue == "pie":
+        sample = res.links[res.links["link"] == 0]["pie.qdelay"].to_numpy() * 1e3
+        assert any(len(l.get_ydata()) == len(sample) and np.allclose(l.get_ydata(), sample) for l in axm.lines)
+        assert any("pie.qdelay" in l for l in labels)
+
+
 def test_maxnet_panel():
     d = {"name": "mx", "duration": "3s", "seed": 1,
          "topology": {"kind": "dumbbell", "bottleneck": {"rate": "50Mbps", "buffer": "BDP", "queue": "maxnet"}},

@@ -33,6 +33,8 @@ NS3_NAMES = {
     "bic": "TcpBic",
     "hybla": "TcpHybla",
     "westwood": "TcpWestwood",
+    "veno": "TcpVeno",
+    "illinois": "TcpIllinois",
 }
 
 DUMBBELLS = {

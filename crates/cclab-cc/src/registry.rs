@@ -14,12 +14,14 @@ use crate::algorithms::cubic::Cubic;
 use crate::algorithms::fast::Fast;
 use crate::algorithms::highspeed::HighSpeed;
 use crate::algorithms::hybla::Hybla;
+use crate::algorithms::illinois::Illinois;
 use crate::algorithms::libra::Libra;
 use crate::algorithms::madison::Madison;
 use crate::algorithms::maxnet::MaxNet;
 use crate::algorithms::reno::Reno;
 use crate::algorithms::scalable::Scalable;
 use crate::algorithms::vegas::Vegas;
+use crate::algorithms::veno::Veno;
 use crate::algorithms::westwood::Westwood;
 use crate::aqm::codel::CoDel;
 use crate::aqm::droptail::DropTail;
@@ -123,6 +125,8 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     }),
     ("africa", |p, e| sender(Africa::new(e.initial_cwnd, p)?)),
     ("madison", |p, e| sender(Madison::new(e, p)?)),
+    ("veno", |p, e| sender(Veno::new(e.initial_cwnd, p)?)),
+    ("illinois", |p, e| sender(Illinois::new(e.initial_cwnd, p)?)),
 ];
 
 /// Every queue discipline, in the order [`QUEUE_NAMES`] lists them.
@@ -254,6 +258,8 @@ mod tests {
                 "westwood",
                 "africa",
                 "madison",
+                "veno",
+                "illinois",
             ]
         );
         assert_eq!(

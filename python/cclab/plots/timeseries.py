@@ -231,6 +231,17 @@ def queue_figure(v: RunView) -> Figure:
                          path_effects=[withStroke(linewidth=2.6, foreground="white")])
                 top_p = max(top_p, float(np.nanmax(avg)))
                 style["red_avg"] = Line2D([], [], color=REF, ls="-.", lw=1.3, label="RED average queue (red.avg)")
+        if info.queue in AQM_TARGETS:
+            # The delay the AQM steers to (CoDel's and FQ-CoDel's target, PIE's reference), on the ms axis.
+            key, default = AQM_TARGETS[info.queue]
+            refs_m.append((_num_param(info.params, key, default) * 1e3, "aqm_target",
+                           {"color": c, "ls": ":", "lw": 1.0}))
+        if info.queue == "pie" and "pie.qdelay" in g and g["pie.qdelay"].notna().any():
+            d = g["pie.qdelay"].to_numpy(dtype=float) * 1e3
+            axm.plot(t, d, color=c, ls="-.", lw=1.0, zorder=4, alpha=0.9)
+            top_m = max(top_m, float(np.nanmax(d)))
+            style["pie_qdelay"] = Line2D([], [], color=REF, ls="-.", lw=1.0,
+                                         label="PIE's delay sample (pie.qdelay)")
         if info.queue == "maxnet" and "maxnet.price" in g and g["maxnet.price"].notna().any():
             tt = _num_param(info.params, "T", MAXNET_T)
             p_min = _num_param(info.params, "p_min", -tt * math.log(info.rate_bps / MAXNET_X_MAX_BPS))
@@ -246,7 +257,8 @@ def queue_figure(v: RunView) -> Figure:
             if y <= OFF_SCALE * max(top, 1.0 if ax is axp else 0.5):
                 ax.axhline(y, zorder=2, **kw)
                 style.setdefault(key, Line2D([], [], color=REF, ls=kw["ls"], lw=kw["lw"],
-                                             label={"buffer": "buffer limit", "red_th": "RED min_th, max_th"}[key]))
+                                             label={"buffer": "buffer limit", "red_th": "RED min_th, max_th",
+                                                    "aqm_target": "AQM delay target\n(CoDel target, PIE reference)"}[key]))
             elif ax is axp:
                 notes.append(f"{'Buffer' if key == 'buffer' else 'A RED threshold'} ({y:.0f} pkts) is off scale.")
         ax.set_ylim(bottom=0)
@@ -273,7 +285,7 @@ def queue_figure(v: RunView) -> Figure:
         axp.set_xlim(float(v.links["t"].min()), float(v.links["t"].max()))
     time_axes(axp, "queue (packets)", v.window, xlabel=False)
     time_axes(axm, "queueing delay (ms)", v.window, xlabel=not maxnet)
-    order = ["queue", "buffer", "red_th", "red_avg", "price", "tx", "y", "mu"]
+    order = ["queue", "buffer", "red_th", "red_avg", "aqm_target", "pie_qdelay", "price", "tx", "y", "mu"]
     legend_outside(axp, link_handles + [style[k] for k in order if k in style])
     notes.insert(0, "Delay = queue bytes × 8 / link rate: the time to drain the queue present at the sample. "
                     "Shaded: measurement window.")
@@ -281,6 +293,10 @@ def queue_figure(v: RunView) -> Figure:
         notes.append("Links whose queue stayed empty are not drawn.")
     note(fig, notes)
     return fig
+
+
+# Queue disciplines that steer the queueing delay to a target: (parameter, default in s).
+AQM_TARGETS = {"codel": ("target", 0.005), "fq_codel": ("target", 0.005), "pie": ("target", 0.015)}
 
 
 def _num_param(params: dict, name: str, default: float) -> float:
