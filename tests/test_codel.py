@@ -72,3 +72,18 @@ def test_bad_codel_parameters_name_the_field(params, field, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and field in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not out.exists()
+
+
+def test_the_time_series_has_the_sojourn_and_drops_by_cause():
+    # `sojourn_s` is the mean sojourn of the packets that left in each interval: weighted by departures
+    # over the window it is the summary's mean queueing delay (the same packets). CoDel's own drops are
+    # a cumulative state column; the link's `drops` are at least those (plus tail drops).
+    sc = scenario("codel", 5)
+    r = cclab.run(sc, progress=False, plots=False)
+    lk = r.links[r.links["link"] == 0].reset_index(drop=True)
+    w = lk[(lk["t"] > 10) & (lk["t"] <= 40)]
+    n = lk["departures"].diff()[w.index]
+    mean = float((w["sojourn_s"] * n).sum() / n.sum())
+    assert mean == pytest.approx(r.summary["links"][0]["mean_queue_delay_s"], rel=0.01)
+    assert (lk["codel.law_drops"].diff().dropna() >= 0).all()
+    assert lk["drops"].iloc[-1] >= lk["codel.law_drops"].iloc[-1] > 0

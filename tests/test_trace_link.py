@@ -128,3 +128,15 @@ def test_a_link_has_a_rate_or_a_trace(link, message):
     with pytest.raises(ScenarioError) as e:
         cclab.Scenario.from_dict(d)
     assert "topology.bottleneck" in str(e.value) and message in str(e.value), str(e.value)
+
+
+def test_per_interval_utilisation_follows_the_trace():
+    # The links table's utilisation is against the trace's capacity in each sample interval: a saturated
+    # step trace gives 1.0 in every interval on both sides of the step (against the mean rate it would
+    # read 0.4 then 1.6).
+    r = cclab.run(scenario("step-6-24mbps", cbr="60Mbps", duration=20, measure=(2, 20)), progress=False,
+                  plots=False)
+    lk = r.links[(r.links["link"] == 0) & (r.links["t"] > 1)]
+    assert lk["utilization"].between(0.97, 1.03).all(), lk["utilization"].describe()
+    assert lk[lk["t"] < 9.5]["rate_bps"].mean() == pytest.approx(6e6, rel=0.02)
+    assert lk[lk["t"] > 10.5]["rate_bps"].mean() == pytest.approx(24e6, rel=0.02)

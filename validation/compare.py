@@ -35,6 +35,10 @@ NS3_NAMES = {
     "westwood": "TcpWestwood",
     "veno": "TcpVeno",
     "illinois": "TcpIllinois",
+    "htcp": "TcpHtcp",
+    "ledbat": "TcpLedbat",
+    "yeah": "TcpYeah",
+    "lp": "TcpLp",
 }
 
 DUMBBELLS = {

@@ -419,14 +419,17 @@ def from_raw(raw: dict, spec: dict) -> Result:
     for l, ls in zip(raw["links"], spec["links"]):
         s = l["series"]
         t = np.asarray(s["t"], dtype=float)
-        cum = {k: np.asarray(s[k], dtype=float) for k in ("drops", "marks", "random_losses", "arrivals", "departure_bytes")}
+        cum = {k: np.asarray(s[k], dtype=float) for k in ("drops", "marks", "random_losses", "arrivals", "departure_bytes",
+                                                         "departures", "sojourn_sum_s")}
         if len(t) >= 2:
             a, b = _window(t, m0, m1)
             d = {k: v[b] - v[a] for k, v in cum.items()}
-            # Queueing delay from the sampled backlog (bytes / rate) at each sample in the window: the
-            # simulator averages over packets, this over time (docs/real-datapath.md).
+            # Mean queueing delay: the sojourn of every packet that left the queue in the window, as the
+            # simulator measures it. The 95th percentile from the sampled backlog (bytes / rate) at each
+            # sample in the window: over time, not packets (docs/real-datapath.md).
             qd = np.asarray(s["queue_bytes"][a:b + 1], dtype=float) * 8.0 / ls["rate_bps"]
-            mean_qd, p95_qd = float(qd.mean()), float(np.percentile(qd, 95))
+            mean_qd = d["sojourn_sum_s"] / d["departures"] if d["departures"] > 0 else float(qd.mean())
+            p95_qd = float(np.percentile(qd, 95))
         else:
             d = dict.fromkeys(cum, 0.0)
             mean_qd = p95_qd = 0.0
@@ -444,7 +447,8 @@ def from_raw(raw: dict, spec: dict) -> Result:
                 # `drops` in the link series counts queue drops and random losses together (the emulator's
                 # series); the simulator's `drops` are queue drops only: subtract.
                 "drops": cum["drops"] - cum["random_losses"], "marks": s["marks"],
-                "random_losses": s["random_losses"], "arrivals": s["arrivals"], "tx_bytes": s["departure_bytes"]}
+                "random_losses": s["random_losses"], "arrivals": s["arrivals"], "tx_bytes": s["departure_bytes"],
+                "departures": s["departures"], "sojourn_sum_s": s["sojourn_sum_s"]}
         for k, v in s["state"].items():
             cols[k] = np.asarray(v, dtype=float)
         lrows.append(frame({k: np.asarray(v, dtype=float) for k, v in cols.items()}, "link"))

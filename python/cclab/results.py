@@ -34,6 +34,7 @@ FLOW_COLUMNS = (
 LINK_COLUMNS = (
     "t", "link", "queue",
     "queue_pkts", "queue_bytes", "rate_bps", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+    "departures", "sojourn_s",
 )
 # The leading columns of timeseries.parquet, in this order; the algorithms' and queue disciplines' state
 # columns follow in name order (so each algorithm's columns sit together).
@@ -44,12 +45,13 @@ TIMESERIES_COLUMNS = (
     "sent_bytes", "retransmits", "timeouts",
     # links
     "queue", "queue_pkts", "queue_bytes", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+    "departures", "sojourn_s",
 )
 # Counts: int64 in the flows and links tables (nullable Int64 where a value is unknown, e.g. kernel TCP's
 # timeouts on the real datapath, and in timeseries.parquet, where a flow row has no link counters).
 INT_COLUMNS = frozenset({
     "group", "in_flight", "delivered_bytes", "sent_bytes", "retransmits", "timeouts",
-    "queue_pkts", "queue_bytes", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
+    "queue_pkts", "queue_bytes", "drops", "marks", "random_losses", "arrivals", "tx_bytes", "departures",
 })
 # Between an algorithm's (or queue discipline's) name and its state key: ``fast.q``, ``red.avg``.
 STATE_SEP = "."
@@ -335,9 +337,41 @@ def link_table(links: pd.DataFrame, spec: dict) -> pd.DataFrame:
         return links
     links = add_rates(links, "link", "tx_bytes")
     sl = spec["links"]
-    links["utilization"] = links["rate_bps"] / links["link"].map({i: l["rate_bps"] for i, l in enumerate(sl)})
+    links["utilization"] = links["rate_bps"] / _capacity_bps(links, sl)
+    if "sojourn_sum_s" in links:
+        # The mean sojourn of the packets that left the queue in each interval (NaN if none did).
+        g = links.groupby("link")
+        n = g["departures"].diff()
+        links["sojourn_s"] = (g["sojourn_sum_s"].diff() / n).where(n > 0)
+        links = links.drop(columns="sojourn_sum_s")
     _add_owner(links, "link", sl)
     return _finish(links, "link", "queue", LINK_COLUMNS)
+
+
+def _opportunities_before(x: np.ndarray, opps: np.ndarray) -> np.ndarray:
+    """A trace's delivery opportunities (times in s within a period, the last one the period) at times
+    before each ``x``: whole periods, then the part of the last one."""
+    period = opps[-1]
+    c, r = np.floor_divide(x, period), np.mod(x, period)
+    return c * len(opps) + np.searchsorted(opps, r, side="left")
+
+
+def _capacity_bps(links: pd.DataFrame, spec_links: list[dict]) -> np.ndarray:
+    """Each row's link capacity over the interval ending at it: the rate, or for a trace-driven link the
+    trace's opportunities in (t_prev, t] × 1500 B × 8 / (t − t_prev) (NaN at a link's first sample)."""
+    cap = links["link"].map({i: l["rate_bps"] for i, l in enumerate(spec_links)}).to_numpy(dtype=float, copy=True)
+    for i, l in enumerate(spec_links):
+        if not l.get("trace_ms"):
+            continue
+        rows = (links["link"] == i).to_numpy()
+        t = links.loc[rows, "t"].to_numpy(dtype=float)
+        opps = np.asarray(l["trace_ms"], dtype=float) / 1e3
+        prev = np.concatenate([[np.nan], t[:-1]])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n = _opportunities_before(t, opps) - _opportunities_before(np.nan_to_num(prev), opps)
+            c = n * 1500 * 8.0 / (t - prev)
+        cap[rows] = np.where(np.isfinite(c) & (c > 0), c, cap[rows])
+    return cap
 
 
 def _add_owner(df: pd.DataFrame, kind: str, items: list[dict]) -> None:

@@ -13,9 +13,12 @@ use crate::algorithms::binomial::Binomial;
 use crate::algorithms::cubic::Cubic;
 use crate::algorithms::fast::Fast;
 use crate::algorithms::highspeed::HighSpeed;
+use crate::algorithms::htcp::Htcp;
 use crate::algorithms::hybla::Hybla;
 use crate::algorithms::illinois::Illinois;
+use crate::algorithms::ledbat::Ledbat;
 use crate::algorithms::libra::Libra;
+use crate::algorithms::lp::Lp;
 use crate::algorithms::madison::Madison;
 use crate::algorithms::maxnet::MaxNet;
 use crate::algorithms::reno::Reno;
@@ -23,6 +26,7 @@ use crate::algorithms::scalable::Scalable;
 use crate::algorithms::vegas::Vegas;
 use crate::algorithms::veno::Veno;
 use crate::algorithms::westwood::Westwood;
+use crate::algorithms::yeah::Yeah;
 use crate::aqm::codel::CoDel;
 use crate::aqm::droptail::DropTail;
 use crate::aqm::fq::Fq;
@@ -127,6 +131,10 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("madison", |p, e| sender(Madison::new(e, p)?)),
     ("veno", |p, e| sender(Veno::new(e.initial_cwnd, p)?)),
     ("illinois", |p, e| sender(Illinois::new(e.initial_cwnd, p)?)),
+    ("ledbat", |p, e| sender(Ledbat::new(e.initial_cwnd, p)?)),
+    ("htcp", |p, e| sender(Htcp::new(e.initial_cwnd, p)?)),
+    ("yeah", |p, e| sender(Yeah::new(e.initial_cwnd, p)?)),
+    ("lp", |p, e| sender(Lp::new(e.initial_cwnd, p)?)),
 ];
 
 /// Every queue discipline, in the order [`QUEUE_NAMES`] lists them.
@@ -260,6 +268,10 @@ mod tests {
                 "madison",
                 "veno",
                 "illinois",
+                "ledbat",
+                "htcp",
+                "yeah",
+                "lp",
             ]
         );
         assert_eq!(

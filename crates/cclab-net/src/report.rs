@@ -91,6 +91,9 @@ pub struct LinkSeries {
     /// Cumulative random (Bernoulli / scheduled) losses and arrivals at the link.
     pub random_losses: Vec<u64>,
     pub arrivals: Vec<u64>,
+    /// Cumulative departures from the queue and the sum of their sojourn times (s).
+    pub departures: Vec<u64>,
+    pub sojourn_sum_s: Vec<f64>,
     pub state: BTreeMap<String, Vec<f64>>,
 }
 
@@ -381,6 +384,8 @@ fn link_result(
         ls.marks.push(sn.counters.marks);
         ls.random_losses.push(sn.counters.random_drops);
         ls.arrivals.push(sn.counters.arrivals);
+        ls.departures.push(sn.counters.departures);
+        ls.sojourn_sum_s.push(sn.counters.sojourn_ns as f64 / 1e9);
         for (k, v) in &sn.state {
             ls.state.entry(k.to_string()).or_default().push(*v);
         }

@@ -43,6 +43,10 @@ fn results_match_recorded_digests() {
         }
         result.stats_by_cc.clear();
         result.stats_total = None;
+        // So were the link series' departure and sojourn counters.
+        for c in ["departures", "sojourn_sum_s"] {
+            result.link_series.columns.remove(c);
+        }
         let json = serde_json::to_string(&result).unwrap();
         let name = p.file_stem().unwrap().to_string_lossy().into_owned();
         got.insert(name, format!("{:016x}", fnv1a(json.as_bytes())));

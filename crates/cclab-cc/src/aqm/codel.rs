@@ -123,6 +123,9 @@ impl QueueDiscipline for CoDel {
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("codel_count", self.count as f64));
         out.push(("codel_dropping", self.dropping as u8 as f64));
+        // by cause: the control law's (the link's `drops` add the buffer's tail drops)
+        out.push(("codel_law_drops", self.law_drops as f64));
+        out.push(("codel_law_marks", self.law_marks as f64));
     }
 }
 

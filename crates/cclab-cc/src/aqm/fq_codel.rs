@@ -151,6 +151,8 @@ impl QueueDiscipline for FqCoDel {
         out.push(("fq_codel_new_flows", self.drr.new_flows() as f64));
         let dropping = self.codel.iter().filter(|c| c.dropping()).count();
         out.push(("fq_codel_dropping", dropping as f64));
+        // by cause: overflow (fattest-flow head drops); the rest of the link's `drops` are the laws'
+        out.push(("fq_codel_overflow_drops", self.overflow_drops as f64));
     }
 }
 

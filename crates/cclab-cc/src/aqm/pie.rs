@@ -202,6 +202,9 @@ impl QueueDiscipline for Pie {
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("pie_prob", self.drop_prob));
         out.push(("pie_qdelay", self.qdelay));
+        // by cause: PIE's early drops and marks (the link's `drops` add the buffer's tail drops)
+        out.push(("pie_early_drops", self.early_drops as f64));
+        out.push(("pie_early_marks", self.early_marks as f64));
     }
 }
 

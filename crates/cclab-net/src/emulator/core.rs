@@ -126,6 +126,8 @@ pub struct LinkCounters {
     pub field_writes: u64,
     pub departures: u64,
     pub departure_bytes: u64,
+    /// Sum of the sojourn times (ns) of the packets that left the queue for the link.
+    pub sojourn_ns: u64,
     /// Handed to the far host after the propagation delay.
     pub delivered: u64,
 }
@@ -510,6 +512,7 @@ impl Emulator {
             l.qdisc.on_dequeue(s, bytes as u32, after);
             l.counters.departures += 1;
             l.counters.departure_bytes += bytes;
+            l.counters.sojourn_ns += s.saturating_sub(q.arrival);
             match &mut l.cfg.impair {
                 None => l.prop.push_back((l.free_at + l.cfg.delay, q.pkt)),
                 Some(im) => {

@@ -49,6 +49,10 @@ pub(super) struct Link {
     pub(super) random_losses: u64,
     pub(super) tx_bytes: u64,
     pub(super) tx_pkts: u64,
+    /// Packets that left the queue for the link, and the sum of their sojourn times (ns): the time
+    /// series' per-interval mean sojourn.
+    pub(super) departures: u64,
+    pub(super) sojourn_ns: u64,
     pub(super) data_pkts_tx: u64,
     /// ∫ queue length (packets) dt, in packet·ns, up to `q_last`.
     pub(super) q_integral: u128,
@@ -96,6 +100,8 @@ impl Link {
             random_losses: 0,
             tx_bytes: 0,
             tx_pkts: 0,
+            departures: 0,
+            sojourn_ns: 0,
             data_pkts_tx: 0,
             q_integral: 0,
             q_last: 0,
@@ -255,8 +261,10 @@ impl Simulation {
         let link = &mut self.links[l];
         let p = &self.slab[i as usize];
         link.qdisc.on_dequeue(now, p.bytes, link.qlen);
+        let d = now - p.enq_time;
+        link.departures += 1;
+        link.sojourn_ns += d;
         if in_window {
-            let d = now - p.enq_time;
             link.qdelay_hist[hist_bin(d)] += 1;
             link.qdelay_sum += to_secs(d);
             link.qdelay_n += 1;

@@ -61,6 +61,8 @@ pub(super) const LINK_COLUMNS: &[&str] = &[
     "random_losses",
     "tx_bytes",
     "arrivals",
+    "departures",
+    "sojourn_sum_s",
 ];
 
 /// A flow's counters at a window edge.
@@ -131,6 +133,8 @@ impl Simulation {
                 l.random_losses as f64,
                 l.tx_bytes as f64,
                 l.arrivals as f64,
+                l.departures as f64,
+                l.sojourn_ns as f64 / 1e9,
             ];
             for (c, v) in fixed.into_iter().enumerate() {
                 s.set_at(c, v);

@@ -1,0 +1,165 @@
+//! TCP-LP, a low-priority (scavenger) TCP (Kuzmanovic & Knightly, "TCP-LP: a distributed algorithm for
+//! low priority data transfer", INFOCOM 2003), with the Linux `tcp_lp.c` rules.
+//!
+//! TCP-LP is Reno that also reacts to an *early congestion indication*: a smoothed delay above
+//! `delay_min + threshold·(delay_max − delay_min)` (threshold 15 %), i.e. a queue building up, which
+//! loss-based flows would not notice before the buffer overflows. On the first indication it halves
+//! cwnd and starts an *inference* time of 3 RTTs; a second indication inside it means the other flows
+//! are not backing off, so cwnd drops to 1. Congestion avoidance pauses during the inference time. Each
+//! indication also resets delay_min and delay_max to the smoothed delay and twice it, so the thresholds
+//! follow a path whose delay changed. Losses and timeouts are Reno's.
+//!
+//! DECISION (delay): the paper and Linux estimate one-way delay from TCP timestamps (with receiver clock
+//! offsets cancelled by the min/max normalisation); this sender uses the RTT samples, smoothed with
+//! gain 1/8 as Linux smooths its one-way delay (queueing on the ACK path therefore counts too).
+
+use crate::cc::{
+    reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent,
+    TimeoutEvent,
+};
+use crate::params::{ParamError, ParamReader, Params};
+use crate::time::Nanos;
+
+pub struct Lp {
+    threshold: f64,
+    cwnd: f64,
+    ssthresh: f64,
+    /// Smoothed delay and its extremes (ns).
+    sdelay: Option<f64>,
+    dmin: f64,
+    dmax: f64,
+    /// The last early-congestion cut, and the inference time after it (3 RTT samples long).
+    last_drop: Option<Nanos>,
+    inference: Nanos,
+    within_inference: bool,
+    /// Early-congestion cuts so far (for the time series and tests).
+    pub early_cuts: u64,
+}
+
+impl Lp {
+    pub fn new(initial_cwnd: f64, params: &Params) -> Result<Lp, ParamError> {
+        let mut r = ParamReader::new("lp", params);
+        let threshold = r.f64_in("threshold", 0.15, 0.0, 1.0)?;
+        let ssthresh = r.positive("initial_ssthresh", 1e12)?;
+        r.finish()?;
+        Ok(Lp {
+            threshold,
+            cwnd: initial_cwnd,
+            ssthresh,
+            sdelay: None,
+            dmin: f64::INFINITY,
+            dmax: 0.0,
+            last_drop: None,
+            inference: 0,
+            within_inference: false,
+            early_cuts: 0,
+        })
+    }
+}
+
+impl CongestionControl for Lp {
+    fn name(&self) -> &'static str {
+        "lp"
+    }
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        if let Some(rtt) = ack.rtt.filter(|&r| r > 0) {
+            let d = rtt as f64;
+            let s = self.sdelay.map_or(d, |s| s + (d - s) / 8.0);
+            self.sdelay = Some(s);
+            self.dmin = self.dmin.min(d);
+            self.dmax = self.dmax.max(d);
+            self.inference = 3 * rtt;
+            self.within_inference = self
+                .last_drop
+                .is_some_and(|t| ack.now.saturating_sub(t) < self.inference);
+            if s >= self.dmin + self.threshold * (self.dmax - self.dmin) && self.dmax > self.dmin {
+                // Early congestion indication.
+                self.dmin = s;
+                self.dmax = 2.0 * s;
+                self.cwnd = if self.within_inference {
+                    1.0
+                } else {
+                    (self.cwnd / 2.0).max(1.0)
+                };
+                self.ssthresh = self.ssthresh.min(self.cwnd.max(2.0));
+                self.last_drop = Some(ack.now);
+                self.within_inference = true;
+                self.early_cuts += 1;
+                return;
+            }
+        }
+        if !self.within_inference {
+            reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
+        }
+    }
+    fn on_loss(&mut self, ev: &LossEvent) {
+        reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
+    }
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
+    }
+    fn state(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("lp_inference", self.within_inference as u8 as f64));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn ack(now: Nanos, rtt: Nanos) -> AckSample {
+        AckSample {
+            now,
+            newly_acked: 1,
+            rtt: Some(rtt),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_rising_delay_halves_then_a_second_indication_within_inference_resets_to_one() {
+        let mut lp = Lp::new(10.0, &Params::new()).unwrap();
+        lp.cwnd = 100.0;
+        lp.ssthresh = 1.0;
+        // Delay range 100-200 ms seen; threshold at 115 ms.
+        lp.on_ack(&ack(0, 100 * MS));
+        lp.on_ack(&ack(MS, 200 * MS));
+        // The smoothed delay (gain 1/8) crosses 115 ms: halve.
+        let mut t = 2 * MS;
+        while lp.early_cuts == 0 {
+            lp.on_ack(&ack(t, 200 * MS));
+            t += MS;
+        }
+        assert!((lp.cwnd() - 50.0).abs() < 0.5, "{}", lp.cwnd());
+        // Inside the 3-RTT inference time nothing grows; a rise above the new thresholds (the smoothed
+        // delay s → min s, max 2s) within it drops cwnd to 1.
+        let w = lp.cwnd();
+        lp.on_ack(&ack(t, 120 * MS));
+        assert_eq!(lp.cwnd(), w);
+        let mut k = 0;
+        while lp.early_cuts == 1 && k < 200 {
+            lp.on_ack(&ack(t + k * MS, 400 * MS));
+            k += 1;
+        }
+        assert_eq!(lp.cwnd(), 1.0);
+    }
+
+    #[test]
+    fn a_steady_delay_is_reno() {
+        let mut lp = Lp::new(10.0, &Params::new()).unwrap();
+        lp.ssthresh = 1.0;
+        for k in 0..100 {
+            lp.on_ack(&ack(k * MS, 100 * MS));
+        }
+        assert_eq!(lp.early_cuts, 0);
+        assert!(lp.cwnd() > 10.0);
+    }
+}
