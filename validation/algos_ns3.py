@@ -4,7 +4,7 @@ Illinois against ns-3"): the three dumbbells of compare.py (2 flows at 50 ms, 2 
 10 at 100 ms; 100 Mbit/s, BDP drop-tail buffer, matched transport), starts uniform in [0, 1] s, 60 s
 measured over 10-60 s, seeds 1..N in each simulator (their random starts differ: distributions are
 compared, not runs). Prints per dumbbell and RTT group the mean goodput with its 95 % CI over seeds, and
-the aggregate. Not part of the test command (an ns-3 run takes about a minute).
+the aggregate and Jain's index over all flows. Not part of the test command (an ns-3 run takes about a minute).
 
     .venv/bin/python validation/algos_ns3.py [--cc veno,illinois] [--seeds 5]
 """
@@ -39,6 +39,7 @@ def main() -> int:
             rows = [(f"{k * 1e3:g} ms", [g[k] for g in go], [g[k] for g in gn]) for k in go[0]]
             rows.append(("aggregate", [sum(f["goodput_bps"] for f in r["flows"]) / 1e6 for r in ours],
                          [sum(f["goodput_bps"] for f in r["flows"]) / 1e6 for r in ns]))
+            rows.append(("Jain's index", [r["jain"] for r in ours], [r["jain"] for r in ns]))
             for label, x, y in rows:
                 (mx, _, _, hx), (my, _, _, hy) = spread(x), spread(y)
                 print(f"| {cc} | {name} | {label} | {mx:.2f} ± {hx:.2f} | {my:.2f} ± {hy:.2f} | {mx / my - 1:+.1%} |",
