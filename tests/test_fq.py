@@ -68,7 +68,10 @@ def test_flow_queueing_state_is_in_the_time_series():
     steady = r.links[(r.links["t"] > 10) & (r.links["link"] == 0)]
     # four TCP flows and the CBR sender are backlogged some of the time; the counts are whole numbers
     assert 1 <= steady["fq_codel.flows"].max() <= 5 and (steady["fq_codel.flows"] % 1 == 0).all()
-    assert {"fq_codel.new_flows", "fq_codel.dropping"} <= set(r.links.columns)
+    assert {"fq_codel.new_flows", "fq_codel.dropping", "fq_codel.overflow_drops"} <= set(r.links.columns)
+    # the longest bucket never holds more than the whole queue
+    assert (steady["fq_codel.max_flow_pkts"] <= steady["queue_pkts"] + 1).all()
+    assert steady["fq_codel.max_flow_pkts"].max() >= 1
     r = run("fq", rtts=(50,) * 2)
     assert r.links["fq.flows"].max() >= 1
 

@@ -125,6 +125,16 @@ impl Drr {
             .max_by_key(|&q| (self.bytes[q], std::cmp::Reverse(q)))
     }
 
+    /// The most packets one sub-queue holds (0 if all are empty).
+    pub fn max_pkts(&self) -> u32 {
+        self.new
+            .iter()
+            .chain(self.old.iter())
+            .map(|&q| self.pkts[q])
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Sub-queues holding packets.
     pub fn backlogged(&self) -> usize {
         self.new
@@ -214,6 +224,7 @@ mod tests {
         d.push(6, 1000);
         d.push(6, 1000);
         assert_eq!(d.fattest(), Some(6));
+        assert_eq!(d.max_pkts(), 2);
         assert_eq!(Drr::new(2, 1, 1).fattest(), None);
     }
 }

@@ -113,6 +113,7 @@ impl QueueDiscipline for Fq {
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("fq_flows", self.drr.backlogged() as f64));
+        out.push(("fq_max_flow_pkts", self.drr.max_pkts() as f64));
         // by cause: drops at the per-flow limit (the rest of the link's `drops`: the buffer full)
         out.push(("fq_flow_limit_drops", self.flow_limit_drops as f64));
     }

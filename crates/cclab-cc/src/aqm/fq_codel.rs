@@ -148,6 +148,7 @@ impl QueueDiscipline for FqCoDel {
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("fq_codel_flows", self.drr.backlogged() as f64));
+        out.push(("fq_codel_max_flow_pkts", self.drr.max_pkts() as f64));
         out.push(("fq_codel_new_flows", self.drr.new_flows() as f64));
         let dropping = self.codel.iter().filter(|c| c.dropping()).count();
         out.push(("fq_codel_dropping", dropping as f64));
