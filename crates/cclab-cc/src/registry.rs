@@ -11,6 +11,7 @@ use crate::algorithms::africa::Africa;
 use crate::algorithms::bic::Bic;
 use crate::algorithms::binomial::Binomial;
 use crate::algorithms::cubic::Cubic;
+use crate::algorithms::dctcp::Dctcp;
 use crate::algorithms::fast::Fast;
 use crate::algorithms::highspeed::HighSpeed;
 use crate::algorithms::htcp::Htcp;
@@ -36,7 +37,7 @@ use crate::aqm::pie::Pie;
 use crate::aqm::red::Red;
 use crate::aqm::QueueDiscipline;
 use crate::cc::{CongestionControl, Recovery};
-use crate::params::{ParamError, ParamReader, Params};
+use crate::params::{ParamError, Params};
 
 pub use crate::env::{flow_seed, LinkEnv, SenderEnv};
 
@@ -135,13 +136,13 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("htcp", |p, e| sender(Htcp::new(e.initial_cwnd, p)?)),
     ("yeah", |p, e| sender(Yeah::new(e.initial_cwnd, p)?)),
     ("lp", |p, e| sender(Lp::new(e.initial_cwnd, p)?)),
+    ("dctcp", |p, e| sender(Dctcp::new(e.initial_cwnd, p)?)),
 ];
 
 /// Every queue discipline, in the order [`QUEUE_NAMES`] lists them.
 pub const QUEUES: &[(&str, QueueBuilder)] = &[
     ("droptail", |p, e| {
-        ParamReader::new("droptail", p).finish()?;
-        Ok(Box::new(DropTail::new(e.limit)))
+        Ok(Box::new(DropTail::from_params(p, e.limit)?))
     }),
     ("red", |p, e| {
         Ok(Box::new(Red::new(p, e.limit, e.rate_bps, e.packet_size)?))
@@ -272,6 +273,7 @@ mod tests {
                 "htcp",
                 "yeah",
                 "lp",
+                "dctcp",
             ]
         );
         assert_eq!(
@@ -331,7 +333,10 @@ mod tests {
         p.insert("limit".into(), ParamValue::Num(1.0));
         let e = build_queue("droptail", &p, &link_env()).err().unwrap();
         assert_eq!(e.field, "limit");
-        assert_eq!(e.message, "unknown parameter for droptail; allowed: none");
+        assert_eq!(
+            e.message,
+            "unknown parameter for droptail; allowed: mark_threshold"
+        );
     }
 
     #[test]

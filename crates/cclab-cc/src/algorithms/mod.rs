@@ -8,6 +8,7 @@ pub mod africa;
 pub mod bic;
 pub mod binomial;
 pub mod cubic;
+pub mod dctcp;
 pub mod external;
 pub mod fast;
 pub mod highspeed;

@@ -1,16 +1,42 @@
 //! Drop-tail FIFO: accept while the buffer has room (packets or bytes), drop otherwise.
+//!
+//! Optional step marking (parameter `mark_threshold`, packets): an ECN-capable arrival that finds at
+//! least K packets queued is CE-marked, the instantaneous-queue marking DCTCP expects of its switches
+//! (RFC 8257 §3.1; what RED with min_th = max_th = K and no averaging does in Linux and ns-3).
 
 use super::{BufferLimit, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use crate::params::{ParamError, ParamReader, Params};
 use crate::rng::SimRng;
 use crate::time::Nanos;
 
 pub struct DropTail {
     limit: BufferLimit,
+    mark_threshold: Option<u32>,
 }
 
 impl DropTail {
     pub fn new(limit: BufferLimit) -> Self {
-        DropTail { limit }
+        DropTail {
+            limit,
+            mark_threshold: None,
+        }
+    }
+
+    /// Drop-tail with the scenario's parameters (`mark_threshold`).
+    pub fn from_params(params: &Params, limit: BufferLimit) -> Result<Self, ParamError> {
+        let mut r = ParamReader::new("droptail", params);
+        let k = r.f64_in("mark_threshold", 0.0, 0.0, 1e9)?;
+        r.finish()?;
+        if k.fract() != 0.0 {
+            return Err(ParamError {
+                field: "mark_threshold".into(),
+                message: format!("must be a whole number of packets, got {k}"),
+            });
+        }
+        Ok(DropTail {
+            limit,
+            mark_threshold: (params.contains_key("mark_threshold")).then_some(k as u32),
+        })
     }
 }
 
@@ -29,6 +55,8 @@ impl QueueDiscipline for DropTail {
     ) -> Verdict {
         if self.limit.overflows(q, pkt.bytes) {
             Verdict::Drop
+        } else if self.mark_threshold.is_some_and(|k| pkt.ect && q.pkts >= k) {
+            Verdict::Mark
         } else {
             Verdict::Enqueue
         }

@@ -146,6 +146,7 @@ impl Simulation {
     }
 
     /// Packet `i` arrives at link `l`: random loss, then the queue discipline's verdict, then the queue.
+    #[inline(always)]
     fn enqueue_one(&mut self, l: usize, i: u32) {
         let now = self.now;
         let link = &mut self.links[l];
