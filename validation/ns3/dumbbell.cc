@@ -111,6 +111,7 @@ main(int argc, char* argv[])
     double minRtoMs = 200.0;
     double startSpread = 0.0; // flows start uniformly in [0, startSpread] s
     int traceFlow = -1;
+    uint32_t markK = 0; // > 0: step ECN marking at K packets (RED with MinTh = MaxTh = K, no averaging)
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("cc", "ns-3 TCP congestion-control TypeId name (TcpNewReno, TcpCubic, ...)", cc);
@@ -127,6 +128,7 @@ main(int argc, char* argv[])
     cmd.AddValue("minRto", "minimum RTO, ms", minRtoMs);
     cmd.AddValue("startSpread", "flows start uniformly in [0, startSpread] s", startSpread);
     cmd.AddValue("traceFlow", "print this flow's TCP state changes, RTO and cwnd on stderr", traceFlow);
+    cmd.AddValue("markK", "step ECN marking at K packets with ECN on in TCP (DCTCP's switch); 0 = off", markK);
     cmd.Parse(argc, argv);
 
     RngSeedManager::SetSeed(1);
@@ -154,6 +156,10 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(minRtoMs)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    if (markK > 0)
+    {
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+    }
     if (cc == "TcpWestwood")
     {
         Config::SetDefault("ns3::TcpWestwood::ProtocolType", EnumValue(TcpWestwood::WESTWOODPLUS));
@@ -174,7 +180,21 @@ main(int argc, char* argv[])
 
     // The bottleneck's buffer is a queue disc of `buffer` packets (device queue of 1 packet beneath).
     TrafficControlHelper tch;
-    if (queue == "red")
+    if (markK > 0)
+    {
+        // DCTCP's switch as ns-3's own DCTCP example builds it: RED on the instantaneous queue (QW = 1)
+        // with MinTh = MaxTh = K, ECN marks and no early drops; cclab's droptail `mark_threshold = K`.
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)),
+                             "MinTh", DoubleValue(markK),
+                             "MaxTh", DoubleValue(markK),
+                             "QW", DoubleValue(1.0),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false),
+                             "LinkBandwidth", DataRateValue(bw),
+                             "LinkDelay", TimeValue(MilliSeconds(1)));
+    }
+    else if (queue == "red")
     {
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
                              "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)),
