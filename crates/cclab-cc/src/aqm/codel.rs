@@ -116,6 +116,10 @@ impl QueueDiscipline for CoDel {
 
     // One call per packet leaving the queue; after a Drop the driver calls again with the next packet,
     // which is RFC 8289's loop "while now ≥ drop_next: drop, dequeue the next, re-test" one step at a time.
+    fn judges_departures(&self) -> bool {
+        true
+    }
+
     fn on_departure(&mut self, now: Nanos, pkt: &Leaving, q: QueueLen) -> Departure {
         self.judge(now, pkt.sojourn, pkt.ect, q.bytes)
     }

@@ -105,6 +105,10 @@ impl QueueDiscipline for Fq {
         self.drr.next_queue().unwrap_or(0)
     }
 
+    fn judges_departures(&self) -> bool {
+        true
+    }
+
     fn on_departure(&mut self, _now: Nanos, pkt: &Leaving, _q: QueueLen) -> Departure {
         self.drr.remove(pkt.queue, pkt.bytes);
         self.drr.charge(pkt.queue, pkt.bytes);

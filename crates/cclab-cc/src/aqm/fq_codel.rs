@@ -137,6 +137,10 @@ impl QueueDiscipline for FqCoDel {
         self.drr.next_queue().unwrap_or(0)
     }
 
+    fn judges_departures(&self) -> bool {
+        true
+    }
+
     fn on_departure(&mut self, now: Nanos, pkt: &Leaving, q: QueueLen) -> Departure {
         self.drr.remove(pkt.queue, pkt.bytes);
         let d = self.codel[pkt.queue].judge(now, pkt.sojourn, pkt.ect, q.bytes);

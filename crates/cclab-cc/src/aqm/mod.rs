@@ -107,6 +107,17 @@ pub trait QueueDiscipline: Send {
         rng: &mut SimRng,
     ) -> Verdict;
 
+    /// Whether `on_departure` does anything (a discipline that overrides it must say so here): drivers
+    /// skip the call for the others, which saves the drop-tail hot path a virtual call per packet.
+    fn judges_departures(&self) -> bool {
+        false
+    }
+
+    /// Whether `on_dequeue` does anything (RED's idle-time clock); same contract.
+    fn watches_dequeues(&self) -> bool {
+        false
+    }
+
     /// A head packet is leaving its queue; `q` is the occupancy without it. Disciplines that judge at
     /// enqueue keep the default.
     #[inline]

@@ -188,6 +188,10 @@ impl QueueDiscipline for Pie {
         Verdict::Enqueue
     }
 
+    fn judges_departures(&self) -> bool {
+        true
+    }
+
     fn on_departure(&mut self, now: Nanos, pkt: &Leaving, q: QueueLen) -> Departure {
         self.catch_up(now);
         // An empty queue has no delay, whatever the last packet waited.

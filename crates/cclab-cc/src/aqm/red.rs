@@ -171,6 +171,10 @@ impl QueueDiscipline for Red {
         Verdict::Enqueue
     }
 
+    fn watches_dequeues(&self) -> bool {
+        true
+    }
+
     fn on_dequeue(&mut self, now: Nanos, _bytes: u32, q: QueueLen) {
         if q.pkts == 0 {
             self.idle_since = Some(now);

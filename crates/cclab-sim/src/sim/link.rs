@@ -25,6 +25,9 @@ pub(super) struct Link {
     pub(super) more: Vec<VecDeque<u32>>,
     /// More than one sub-queue: ask the discipline which to serve and whether to drop heads.
     pub(super) fq: bool,
+    /// The discipline's `judges_departures` and `watches_dequeues`, read once.
+    pub(super) departs: bool,
+    pub(super) dequeues: bool,
     pub(super) qlen: QueueLen,
     pub(super) busy: bool,
     /// The packet being serialised.
@@ -76,6 +79,7 @@ impl Link {
         schedule: Vec<(Nanos, f64)>,
     ) -> Link {
         let n = qdisc.queues().max(1);
+        let (departs, dequeues) = (qdisc.judges_departures(), qdisc.watches_dequeues());
         Link {
             rate_bps,
             delay,
@@ -83,6 +87,8 @@ impl Link {
             queue: VecDeque::new(),
             more: (1..n).map(|_| VecDeque::new()).collect(),
             fq: n > 1,
+            departs,
+            dequeues,
             qlen: QueueLen::default(),
             busy: false,
             in_service: 0,
@@ -238,6 +244,9 @@ impl Simulation {
             link.account_queue(now);
             link.qlen.pkts -= 1;
             link.qlen.bytes -= p.bytes as u64;
+            if !link.departs {
+                break i;
+            }
             let leaving = Leaving {
                 queue: sub,
                 sojourn: now - p.enq_time,
@@ -261,7 +270,9 @@ impl Simulation {
         };
         let link = &mut self.links[l];
         let p = &self.slab[i as usize];
-        link.qdisc.on_dequeue(now, p.bytes, link.qlen);
+        if link.dequeues {
+            link.qdisc.on_dequeue(now, p.bytes, link.qlen);
+        }
         let d = now - p.enq_time;
         link.departures += 1;
         link.sojourn_ns += d;
