@@ -216,13 +216,13 @@ fn validate_spec(py: Python<'_>, spec_json: &str, build: bool) -> PyResult<Vec<S
     checked.map_err(|e| spec_error(&e.field, &e.message))
 }
 
-/// What running a spec is estimated to need (`cclab_spec::limits::estimate`): memory (bytes) and its
+/// What running a spec is estimated to need (`cclab_spec::estimate::estimate`): memory (bytes) and its
 /// terms, events, packet transmissions, packets in flight, time-series rows, trace records, and the
 /// budget the spec runs under.
 #[pyfunction]
 fn estimate(py: Python<'_>, spec_json: &str) -> PyResult<PyObject> {
     let spec = parse_spec(spec_json)?;
-    let e = guard(|| cclab_spec::limits::estimate(&spec))?;
+    let e = guard(|| cclab_spec::estimate::estimate(&spec))?;
     let budget = spec.limits.unwrap_or_default();
     let d = PyDict::new_bound(py);
     for (k, v) in [

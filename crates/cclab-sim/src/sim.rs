@@ -96,8 +96,8 @@ pub struct Simulation {
 }
 
 /// Bytes a packet in the slab is counted at against the memory budget (the estimate's
-/// `cclab_spec::limits::PACKET_BYTES`: the slab entry and the endpoints' per-packet state).
-const SLAB_PACKET_BYTES: f64 = cclab_spec::limits::PACKET_BYTES;
+/// `cclab_spec::estimate::PACKET_BYTES`: the slab entry and the endpoints' per-packet state).
+const SLAB_PACKET_BYTES: f64 = cclab_spec::estimate::PACKET_BYTES;
 
 impl Simulation {
     /// Runs to the end. `progress` is called with the simulated time (seconds) at most every ~0.25 s

@@ -4,18 +4,21 @@
 //! * [`spec`]: the types ([`RunSpec`], [`LinkSpec`], [`FlowSpec`], …), carried as JSON.
 //! * [`validate`](RunSpec::validate): what any driver needs of a spec before building from it (times,
 //!   rates, probabilities, paths naming existing links, `0 < mss < packet_size`, the [`limits`]).
-//! * [`limits`]: the named bounds, also read by Python (`cclab._native.limits()`).
+//! * [`limits`]: the named bounds, also read by Python (`cclab._native.limits()`), and the budget.
+//! * [`estimate`](mod@estimate): what a run needs (memory, events), checked against the budget.
 //! * [`resolve`]: a flow's transport settings ([`FlowSpec::transport_config`]), one rule for both
 //!   drivers.
 //!
 //! Arrows point down only: `cc` ← `transport` ← `spec` ← {`sim`, `net`} ← `py`.
 
+pub mod estimate;
 pub mod limits;
 pub mod resolve;
 pub mod spec;
 mod validate;
 
-pub use limits::{Budget, Estimate};
+pub use estimate::Estimate;
+pub use limits::Budget;
 pub use spec::{FlowSpec, LinkSpec, RunSpec, StartSpec, TrafficSpec, TransportSpec};
 
 /// A spec that cannot run: the field (a path into the run spec, `flows[2].transport`) and what is

@@ -68,7 +68,7 @@ fn check_packet_size(ps: u32, field: impl Into<String>) -> Result<(), SpecError>
 impl RunSpec {
     /// Checks the spec; the first problem found is the error, naming its field. Order: run times,
     /// seed, links, flows, cross traffic, the time-series size, then the budget
-    /// ([`limits::estimate`] against the spec's `limits`).
+    /// ([`crate::estimate::estimate`] against the spec's `limits`).
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(self.duration > 0.0 && self.duration <= MAX_TIME_S) {
             return Err(err(
@@ -293,11 +293,11 @@ impl RunSpec {
         self.check_budget()
     }
 
-    /// The run's estimate ([`limits::estimate`]) within its budget (the spec's `limits`, default
+    /// The run's estimate ([`crate::estimate::estimate`]) within its budget (the spec's `limits`, default
     /// [`Budget::default`](crate::limits::Budget::default)).
     pub fn check_budget(&self) -> Result<(), SpecError> {
         let budget = self.limits.unwrap_or_default();
-        let e = limits::estimate(self);
+        let e = crate::estimate::estimate(self);
         // NaN never passes.
         if e.memory.is_nan() || e.memory > budget.max_memory as f64 {
             return Err(err(
@@ -554,7 +554,8 @@ mod tests {
 
     #[test]
     fn the_budget_holds_and_can_be_raised() {
-        use crate::limits::{estimate, Budget};
+        use crate::estimate::estimate;
+        use crate::limits::Budget;
         // 1-byte-scale cross traffic is refused by size; at the smallest size and the highest rate
         // for long enough, by events.
         let mut s = spec();

@@ -1,0 +1,241 @@
+//! What a run is estimated to need (memory, events), from its spec: the budget
+//! ([`crate::limits::Budget`]) refuses runs above it before they start. Kept apart from the bounds in
+//! [`crate::limits`] because it reads the spec, and the spec reads the bounds.
+
+use crate::limits::{show_bytes, MAX_WINDOW_PKTS};
+use crate::spec::{RunSpec, TransportSpec};
+use serde::Serialize;
+
+// ---- the estimate ----
+//
+// Calibrated on this machine (2026-11-24, peak RSS of `cclab.run` with and without writing results,
+// minus the interpreter's): ~4.4 KB per flow, ~520 B per time-series row with NewReno and ~1 KB with
+// Madison (one f64 per column, copied about four times between Rust, NumPy, pandas and Parquet), ~126 B
+// per packet in flight (slab entry, scoreboard, receiver), ~0.9 KB per trace record (it crosses into
+// Python as JSON); 2 events per packet per link, 3 with propagation delay, 4 per bottleneck data packet
+// in a dumbbell (docs/performance.md), counted as 2.5 and 3.5 for retransmissions and timers. Each term is taken on the generous side: the estimate is a bound
+// to refuse runs by, not a prediction.
+
+/// Bytes per flow (endpoints, algorithm, snapshots).
+pub const FLOW_BYTES: f64 = 6_000.0;
+/// Bytes per link (queue, counters, histogram).
+pub const LINK_BYTES: f64 = 4_000.0;
+/// Bytes per flow time-series row (algorithms with many state columns, e.g. Madison, ~1 KB).
+pub const FLOW_ROW_BYTES: f64 = 1_100.0;
+/// Bytes per link time-series row.
+pub const LINK_ROW_BYTES: f64 = 600.0;
+/// Bytes per packet in the network at once.
+pub const PACKET_BYTES: f64 = 160.0;
+/// Bytes per packet-trace record.
+pub const TRACE_BYTES: f64 = 1_100.0;
+/// Fixed cost of a run (the engine's tables, the result's framing).
+pub const BASE_BYTES: f64 = 16.0 * 1024.0 * 1024.0;
+
+/// What a run is estimated to need: [`estimate`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Estimate {
+    /// Total, bytes.
+    pub memory: f64,
+    /// Events the simulation loop executes.
+    pub events: f64,
+    /// Packet transmissions, summed over links.
+    pub packets: f64,
+    /// Packets in the network at once (queues, wires, access lines, first bursts), at most.
+    pub in_flight: f64,
+    pub series_rows: f64,
+    /// Packet-trace records (0 without `trace_packets`).
+    pub trace_records: f64,
+    /// The memory terms, bytes: flows and links, time series, packets in flight, packet trace.
+    pub memory_state: f64,
+    pub memory_series: f64,
+    pub memory_packets: f64,
+    pub memory_trace: f64,
+}
+
+/// The most packets a flow may have in flight: its receive window, at most the transport's cap.
+fn window_of(t: &TransportSpec) -> f64 {
+    t.max_window
+        .map_or(MAX_WINDOW_PKTS as f64, |w| w as f64)
+        .min(MAX_WINDOW_PKTS as f64)
+}
+
+/// Estimates what running `spec` needs (see the calibration above). Meaningful for a spec whose
+/// values are within the hard bounds; never panics on any spec (non-finite inputs give non-finite
+/// estimates, which exceed every budget).
+pub fn estimate(spec: &RunSpec) -> Estimate {
+    let nl = spec.links.len();
+    let duration = spec.duration.max(0.0);
+    let link_ok = |l: usize| l < nl;
+    // The smallest packet that crosses each link (bytes), to count packets by.
+    let mut min_size = vec![f64::INFINITY; nl];
+    // Packets per second offered to each link, and the windows (packets) that could fill it.
+    let mut offered = vec![0.0f64; nl];
+    let mut fill = vec![0.0f64; nl];
+    let mut in_flight = 0.0;
+    // Pass 1, data: each flow offers its path's slowest link's rate.
+    let mut data_pps = Vec::with_capacity(spec.flows.len());
+    for f in &spec.flows {
+        let t = &f.transport;
+        let ps = (t.packet_size as f64).max(1.0);
+        let window = window_of(t);
+        let rate = f
+            .path
+            .iter()
+            .filter(|&&l| link_ok(l))
+            .map(|&l| spec.links[l].rate_bps)
+            .fold(f64::INFINITY, f64::min);
+        let pps = if rate.is_finite() {
+            rate / 8.0 / ps
+        } else {
+            0.0
+        };
+        data_pps.push(pps);
+        for &l in f.path.iter().filter(|&&l| link_ok(l)) {
+            min_size[l] = min_size[l].min(ps);
+            offered[l] += pps;
+            fill[l] += window;
+        }
+        // The first burst, and what the access lines hold.
+        let access = (f.extra_delay_fwd.max(0.0) + f.extra_delay_rev.max(0.0)) * pps;
+        in_flight += t.initial_cwnd.max(0.0).min(window) + access.min(window);
+    }
+    // Pass 2, ACKs: a flow's ACKs follow the data it gets through its most crowded link (flows
+    // sharing a link share its capacity).
+    let share: Vec<f64> = (0..nl)
+        .map(|l| {
+            let capacity = spec.links[l].rate_bps.max(0.0) / 8.0 / min_size[l].min(1500.0);
+            if offered[l] > capacity {
+                capacity / offered[l]
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    for (f, &pps) in spec.flows.iter().zip(&data_pps) {
+        let t = &f.transport;
+        let header = (t.packet_size.saturating_sub(t.mss) as f64).max(1.0);
+        let delack = (t.delayed_ack as f64).max(1.0);
+        let got = f
+            .path
+            .iter()
+            .filter(|&&l| link_ok(l))
+            .map(|&l| share[l])
+            .fold(1.0, f64::min);
+        let window = window_of(t);
+        for &l in f.ack_path.iter().filter(|&&l| link_ok(l)) {
+            min_size[l] = min_size[l].min(header);
+            offered[l] += pps * got / delack;
+            fill[l] += window / delack;
+        }
+    }
+    let mut cross_events = 0.0;
+    for t in &spec.traffic {
+        let ps = (t.packet_size as f64).max(1.0);
+        let on_fraction = if t.kind == "onoff" {
+            let (on, off) = (t.mean_on.unwrap_or(0.5), t.mean_off.unwrap_or(0.5));
+            if on + off > 0.0 {
+                on / (on + off)
+            } else {
+                1.0
+            }
+        } else {
+            1.0
+        };
+        let pps = t.rate_bps.max(0.0) / 8.0 / ps * on_fraction;
+        // Poisson gaps are random: allow for more than the mean.
+        let pps = if t.kind == "poisson" { pps * 1.1 } else { pps };
+        let active = (t.stop.unwrap_or(duration).min(duration) - t.start).max(0.0);
+        cross_events += pps * active;
+        for &l in t.path.iter().filter(|&&l| link_ok(l)) {
+            min_size[l] = min_size[l].min(ps);
+            offered[l] += pps;
+            fill[l] += pps * duration;
+        }
+        // Short transfers: their ACKs come back, and each packet costs endpoint events at both ends.
+        if let Some(f) = t.flow.as_deref() {
+            let tr = &f.transport;
+            let header = tr.packet_size.saturating_sub(tr.mss).max(1) as f64;
+            let delack = tr.delayed_ack.max(1) as f64;
+            for &l in f.ack_path.iter().filter(|&&l| link_ok(l)) {
+                min_size[l] = min_size[l].min(header);
+                offered[l] += pps / delack;
+            }
+            cross_events += 2.0 * pps * active;
+        }
+    }
+    let mut packets = 0.0;
+    let mut hop_events = 0.0;
+    for (l, link) in spec.links.iter().enumerate() {
+        let size = if min_size[l].is_finite() {
+            min_size[l]
+        } else {
+            1500.0
+        };
+        let capacity = link.rate_bps.max(0.0) / 8.0 / size;
+        let sent = offered[l].min(capacity) * duration;
+        packets += sent;
+        hop_events += sent * if link.delay > 0.0 { 3.5 } else { 2.5 };
+        let buffer = match (link.buffer_pkts, link.buffer_bytes) {
+            (Some(p), Some(b)) => (p as f64).min(b as f64 / size),
+            (Some(p), None) => p as f64,
+            (None, Some(b)) => b as f64 / size,
+            (None, None) => 0.0,
+        };
+        let pipe = capacity * link.delay.max(0.0);
+        in_flight += buffer.min(fill[l]) + pipe.min(fill[l]);
+    }
+    let flows = spec.flows.len() as f64;
+    let samples = if spec.sample_interval > 0.0 {
+        (duration / spec.sample_interval).floor() + 1.0
+    } else {
+        f64::INFINITY
+    };
+    let flow_rows = samples * flows;
+    let link_rows = samples * nl as f64;
+    // Per flow: start, stop, a few timer events; per sample: one event.
+    let events = hop_events + cross_events + flows * 8.0 + samples;
+    let trace_records = if spec.trace_packets {
+        // Each transmission is enqueued once, and each packet is delivered or dropped once.
+        2.0 * packets + cross_events
+    } else {
+        0.0
+    };
+    let memory_state = BASE_BYTES
+        + flows * FLOW_BYTES
+        + nl as f64 * LINK_BYTES
+        + spec.traffic.len() as f64 * LINK_BYTES;
+    let memory_series = flow_rows * FLOW_ROW_BYTES + link_rows * LINK_ROW_BYTES;
+    let memory_packets = in_flight * PACKET_BYTES;
+    let memory_trace = trace_records * TRACE_BYTES;
+    Estimate {
+        memory: memory_state + memory_series + memory_packets + memory_trace,
+        events,
+        packets,
+        in_flight,
+        series_rows: flow_rows + link_rows,
+        trace_records,
+        memory_state,
+        memory_series,
+        memory_packets,
+        memory_trace,
+    }
+}
+
+impl Estimate {
+    /// Which memory terms make up the total, largest first, for a message.
+    pub fn memory_breakdown(&self) -> String {
+        let mut terms = [
+            ("flows and links", self.memory_state),
+            ("time series", self.memory_series),
+            ("packets in flight", self.memory_packets),
+            ("packet trace", self.memory_trace),
+        ];
+        terms.sort_by(|a, b| b.1.total_cmp(&a.1));
+        terms
+            .iter()
+            .filter(|(_, v)| *v > 0.0)
+            .map(|(k, v)| format!("{k} {}", show_bytes(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
