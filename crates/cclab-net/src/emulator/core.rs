@@ -848,7 +848,7 @@ mod tests {
         let mut e = Emulator::new(cfg.clone(), cfg, 1).unwrap();
         let (mut order, mut delays) = (Vec::new(), Vec::new());
         let mut sent = vec![0; 2000];
-        let mut drain = |e: &mut Emulator,
+        let drain = |e: &mut Emulator,
                          until: Nanos,
                          order: &mut Vec<u16>,
                          delays: &mut Vec<Nanos>,
