@@ -849,10 +849,10 @@ mod tests {
         let (mut order, mut delays) = (Vec::new(), Vec::new());
         let mut sent = vec![0; 2000];
         let drain = |e: &mut Emulator,
-                         until: Nanos,
-                         order: &mut Vec<u16>,
-                         delays: &mut Vec<Nanos>,
-                         sent: &[Nanos]| {
+                     until: Nanos,
+                     order: &mut Vec<u16>,
+                     delays: &mut Vec<Nanos>,
+                     sent: &[Nanos]| {
             while let Some(dl) = e.next_deadline().filter(|&dl| dl <= until) {
                 while let Some((_, b, at)) = e.poll_output(dl) {
                     let id = u16::from_be_bytes([b[20], b[21]]);
