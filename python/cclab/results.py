@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics import jain
+from .traces import OPPORTUNITY_BYTES, opportunities_before
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -348,14 +349,6 @@ def link_table(links: pd.DataFrame, spec: dict) -> pd.DataFrame:
     return _finish(links, "link", "queue", LINK_COLUMNS)
 
 
-def _opportunities_before(x: np.ndarray, opps: np.ndarray) -> np.ndarray:
-    """A trace's delivery opportunities (times in s within a period, the last one the period) at times
-    before each ``x``: whole periods, then the part of the last one."""
-    period = opps[-1]
-    c, r = np.floor_divide(x, period), np.mod(x, period)
-    return c * len(opps) + np.searchsorted(opps, r, side="left")
-
-
 def _capacity_bps(links: pd.DataFrame, spec_links: list[dict]) -> np.ndarray:
     """Each row's link capacity over the interval ending at it: the rate, or for a trace-driven link the
     trace's opportunities in (t_prev, t] × 1500 B × 8 / (t − t_prev) (NaN at a link's first sample)."""
@@ -368,8 +361,8 @@ def _capacity_bps(links: pd.DataFrame, spec_links: list[dict]) -> np.ndarray:
         opps = np.asarray(l["trace_ms"], dtype=float) / 1e3
         prev = np.concatenate([[np.nan], t[:-1]])
         with np.errstate(invalid="ignore", divide="ignore"):
-            n = _opportunities_before(t, opps) - _opportunities_before(np.nan_to_num(prev), opps)
-            c = n * 1500 * 8.0 / (t - prev)
+            n = opportunities_before(t, opps) - opportunities_before(np.nan_to_num(prev), opps)
+            c = n * OPPORTUNITY_BYTES * 8.0 / (t - prev)
         cap[rows] = np.where(np.isfinite(c) & (c > 0), c, cap[rows])
     return cap
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+
 from .._native import limits as _limits
 
 HERE = Path(__file__).resolve().parent
@@ -50,13 +52,21 @@ class Trace:
 
     def capacity_bps(self, t0: float, t1: float) -> float:
         """The trace's capacity over [t0, t1) seconds of the run (opportunities in it × 1500 B)."""
-        period = self.period_ms / 1e3
-        n = 0
-        c0, c1 = math.floor(t0 / period), math.floor(t1 / period)
-        for c in range(c0, c1 + 1):
-            base = c * period
-            n += sum(1 for t in self.times_ms if t0 <= base + t / 1e3 < t1)
-        return n * OPPORTUNITY_BYTES * 8.0 / (t1 - t0)
+        times_s = np.asarray(self.times_ms) / 1e3
+        n = opportunities_before(np.array([t1]), times_s) - opportunities_before(np.array([t0]), times_s)
+        return float(n[0]) * OPPORTUNITY_BYTES * 8.0 / (t1 - t0)
+
+
+def opportunities_before(x: np.ndarray, times_s: np.ndarray) -> np.ndarray:
+    """How many of a trace's delivery opportunities (``times_s``: seconds within a period, the last one the
+    period) fall at run times before each ``x``: whole periods, then the part of the last one. Period c's
+    opportunities are at c·P + t, t in [0, P]; those at t = P fall at (c + 1)·P, so at a period boundary
+    the previous period's last ones are not yet before it (as ``TraceService::capacity_bps`` counts)."""
+    period = times_s[-1]
+    c, r = np.floor_divide(x, period), np.mod(x, period)
+    at_period = len(times_s) - np.searchsorted(times_s, period, side="left")
+    late = np.where((r == 0) & (c > 0), at_period, 0)
+    return c * len(times_s) + np.searchsorted(times_s, r, side="left") - late
 
 
 def builtin() -> list[str]:
