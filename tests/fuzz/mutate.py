@@ -28,7 +28,8 @@ NASTY_SCALARS: list[Any] = [
 
 KEY_NAMES = ["duration", "seed", "rate", "delay", "rtt", "buffer", "queue", "cc", "params", "start", "stop",
              "loss", "name", "measure", "sample_interval", "packet_size", "min_rto", "mss", "initial_cwnd",
-             "delayed_ack", "max_window", "receive_window", "links", "nodes", "path", "kind", "unknown_key"]
+             "delayed_ack", "max_window", "receive_window", "links", "nodes", "path", "kind", "unknown_key",
+             "trace", "jitter", "jitter_distribution", "jitter_reorder", "reorder", "duplicate"]
 
 
 def base_scenarios() -> list[dict]:
@@ -179,7 +180,11 @@ def param_cases(seed: int, n: int) -> Iterator[dict]:
         yield {
             "name": "params", "duration": f"{rng.choice([0.5, 1, 2])}s", "seed": i,
             "topology": {"bottleneck": {"rate": rng.choice(["1Mbps", "20Mbps", "1Gbps"]), "queue": q, "params": qp,
-                                        "buffer": rng.choice(["BDP", 5, "0.1BDP", 10000]), "loss": rng.choice([0, 0.01, 0.5])}},
+                                        "buffer": rng.choice(["BDP", 5, "0.1BDP", 10000]), "loss": rng.choice([0, 0.01, 0.5]),
+                                        # the link impairments, at and beyond their edges
+                                        "delay": rng.choice(["0ms", "5ms"]), "jitter": rng.choice(["0ms", "1ms", "5ms", "6ms"]),
+                                        "jitter_reorder": rng.random() < 0.5, "reorder": rng.choice([0, 0.01, 1]),
+                                        "duplicate": rng.choice([0, 0.01, 1])}},
             "flows": [{"cc": cc, "rtt": rng.choice(["1ms", "40ms", "1s"]), "params": fp, "count": rng.choice([1, 3]),
                        "start": ["0s", "0.2s"]}],
             "transport": {"delayed_ack": rng.choice([1, 2, 64]), "initial_cwnd": rng.choice([1, 10, 1000]),
