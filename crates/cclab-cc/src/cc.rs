@@ -75,6 +75,43 @@ pub struct AckSample {
     pub acked_flags: u8,
     pub acked_bytes: u32,
     pub rx_time: Nanos,
+    /// Packets the transport has marked lost so far on this connection (Linux `tp->lost`), and how many
+    /// of them this ACK marked (Linux's `rs->losses`).
+    pub lost: u64,
+    pub newly_lost: u32,
+    /// The delivery-rate sample this ACK gives, if it delivered data and the sample is valid
+    /// ([`RateSample`]).
+    pub rate: Option<RateSample>,
+}
+
+/// A delivery-rate sample, as draft-cheng-iccrg-delivery-rate-estimation defines it and Linux
+/// `tcp_rate.c` computes it: the data delivered between the moment the packet this ACK acknowledges was
+/// sent and now, over the longer of its send interval and its ACK interval (so that neither a burst of
+/// sends nor a burst of ACKs inflates the rate). The transport takes one for every ACK that delivers data
+/// and hands out only valid ones (interval at least the minimum RTT, as Linux requires).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Packets delivered over the interval.
+    pub delivered: u64,
+    /// The interval, ns (> 0).
+    pub interval: Nanos,
+    /// The connection's delivered count when the sampled packet was sent (BBR counts round trips with
+    /// it: a round ends when a packet sent after the previous round's end is acknowledged).
+    pub prior_delivered: u64,
+    /// The sampled packet left while the sender was application-limited: the rate is a lower bound on
+    /// what the path can carry, so a max filter may take it only if it is higher than what it holds.
+    pub app_limited: bool,
+    /// Packets marked lost between the sampled packet's departure and this ACK.
+    pub lost: u64,
+    /// Packets in flight when the sampled packet left, itself included (BBRv3's `tx_in_flight`).
+    pub tx_in_flight: u32,
+}
+
+impl RateSample {
+    /// The delivery rate in packets per second.
+    pub fn packets_per_sec(&self) -> f64 {
+        self.delivered as f64 * 1e9 / self.interval as f64
+    }
 }
 
 /// A loss event: one per window of data (the transport's fast-retransmit trigger, or a CE mark).

@@ -22,6 +22,7 @@ pub mod cc;
 pub mod env;
 pub mod impair;
 pub mod maxnet_wire;
+pub mod minmax;
 pub mod packet_pair;
 pub mod params;
 pub mod registry;

@@ -8,6 +8,7 @@
 //! [`LinkEnv`]) lives in [`crate::env`] and is re-exported here for the drivers.
 
 use crate::algorithms::africa::Africa;
+use crate::algorithms::bbr::Bbr;
 use crate::algorithms::bic::Bic;
 use crate::algorithms::binomial::Binomial;
 use crate::algorithms::cubic::Cubic;
@@ -137,6 +138,7 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("yeah", |p, e| sender(Yeah::new(e.initial_cwnd, p)?)),
     ("lp", |p, e| sender(Lp::new(e.initial_cwnd, p)?)),
     ("dctcp", |p, e| sender(Dctcp::new(e.initial_cwnd, p)?)),
+    ("bbr", |p, e| sender(Bbr::new(e, p)?)),
 ];
 
 /// Every queue discipline, in the order [`QUEUE_NAMES`] lists them.
@@ -274,6 +276,7 @@ mod tests {
                 "yeah",
                 "lp",
                 "dctcp",
+                "bbr",
             ]
         );
         assert_eq!(

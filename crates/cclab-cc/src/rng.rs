@@ -44,6 +44,8 @@ pub enum Stream {
     NetFlowStart,
     /// Madison's exponentially spaced probes (index 0). The flow's own seed, not the run's.
     Madison,
+    /// BBR's random choice of the gain-cycle phase it enters ProbeBW at (index 0). The flow's own seed.
+    Bbr,
 }
 
 impl Stream {
@@ -57,6 +59,7 @@ impl Stream {
             Stream::EmulatorLink => 0x4E45_5400, // "NET\0"
             Stream::NetFlowStart => 0x5354_4152, // "STAR"
             Stream::Madison => 0x4D41_4449,      // "MADI"
+            Stream::Bbr => 0x4242_5231,          // "BBR1"
         }
     }
 
@@ -110,6 +113,7 @@ mod tests {
             (Stream::EmulatorLink, 0x4E45_5400),
             (Stream::NetFlowStart, 0x5354_4152),
             (Stream::Madison, 0x4D41_4449),
+            (Stream::Bbr, 0x4242_5231),
         ];
         for (s, base) in ids {
             assert_eq!(s.base(), base);

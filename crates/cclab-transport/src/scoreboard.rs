@@ -24,6 +24,9 @@ pub(crate) struct Scoreboard {
     n_sacked: u64,
     n_lost: u64,
     n_retx: u64,
+    /// Packets marked lost since the start, each time one is (a lost retransmission counts again):
+    /// Linux's `tp->lost`, for the delivery-rate samples.
+    marked_lost: u64,
     /// All un-SACKed packets below this are marked lost.
     loss_boundary: u64,
     /// Lowest packet that may still need a retransmission.
@@ -42,6 +45,7 @@ impl Scoreboard {
             n_sacked: 0,
             n_lost: 0,
             n_retx: 0,
+            marked_lost: 0,
             loss_boundary: 0,
             retx_cursor: 0,
             highest_sacked: 0,
@@ -65,6 +69,9 @@ impl Scoreboard {
     #[cfg(test)]
     pub(crate) fn lost(&self) -> u64 {
         self.n_lost
+    }
+    pub(crate) fn marked_lost(&self) -> u64 {
+        self.marked_lost
     }
     pub(crate) fn highest_sacked(&self) -> u64 {
         self.highest_sacked
@@ -263,6 +270,7 @@ impl Scoreboard {
                 }
             }
             self.n_lost += newly;
+            self.marked_lost += newly;
             self.loss_boundary = bound;
         }
         newly
@@ -278,16 +286,20 @@ impl Scoreboard {
         if *f & (SACKED | LOST) == 0 {
             *f |= LOST;
             self.n_lost += 1;
+            self.marked_lost += 1;
         } else if *f & RETX != 0 {
             // NewReno partial ACK: the retransmission itself may be lost; resend it.
             *f &= !RETX;
             self.n_retx -= 1;
+            self.marked_lost += 1;
         }
         self.retx_cursor = self.retx_cursor.min(seq);
     }
 
     /// RTO: every un-SACKed outstanding packet is lost; earlier retransmissions are forgotten.
     pub(crate) fn mark_all_lost(&mut self) {
+        // What was in the pipe is what this RTO declares lost.
+        self.marked_lost += self.pipe();
         for f in self.flags.iter_mut() {
             if *f & SACKED == 0 {
                 *f = LOST;

@@ -8,7 +8,8 @@
 //! * `rtt`: the RFC 6298 estimator (SRTT, RTTVAR, min RTT, RTO and its backoff);
 //! * `recovery`: the recovery phase, duplicate ACKs, NewReno inflation, lost retransmissions (RACK);
 //! * `app`: the application's data (endless, finite, stopped);
-//! * `txlog`: the transmissions an ACK may echo, against which every ACK is checked.
+//! * `txlog`: the transmissions an ACK may echo, against which every ACK is checked;
+//! * `rate`: delivery-rate samples for the algorithm (draft-cheng-iccrg-delivery-rate-estimation).
 //!
 //! What ties them together stays here:
 //! * RTO timer (RFC 6298 §5): armed when data leaves, restarted when new data is acknowledged, re-armed
@@ -30,13 +31,16 @@
 
 use crate::app::AppData;
 use crate::config::Config;
+use crate::rate::{DeliveryRate, TxSnapshot};
 use crate::recovery::LossRecovery;
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 use crate::stats::{SenderWindowStats, Window};
 use crate::txlog::TxLog;
-use cclab_cc::cc::{flags, AckSample, CongestionControl, LossEvent, SendCtx, TimeoutEvent};
+use cclab_cc::cc::{
+    flags, AckSample, CongestionControl, LossEvent, RateSample, SendCtx, TimeoutEvent,
+};
 use cclab_cc::time::{tx_time, Nanos};
 
 #[derive(Clone, Debug, Default)]
@@ -91,6 +95,13 @@ impl RejectedAcks {
     }
 }
 
+/// Packets marked lost: on the connection so far, and by the ACK being processed.
+#[derive(Clone, Copy)]
+struct Losses {
+    total: u64,
+    newly: u64,
+}
+
 pub struct Sender {
     cfg: Config,
     cc: Box<dyn CongestionControl>,
@@ -111,7 +122,7 @@ pub struct Sender {
     /// (RFC 6675 §5 step 4.3, RFC 5681 §3.2 step 2).
     force_retx: bool,
     app_limited: bool,
-    delivered: u64,
+    rate: DeliveryRate,
     stats: SenderStats,
     txlog: TxLog,
     rejected: RejectedAcks,
@@ -142,7 +153,7 @@ impl Sender {
             pair_pending: false,
             force_retx: false,
             app_limited: false,
-            delivered: 0,
+            rate: DeliveryRate::default(),
             stats: SenderStats::default(),
             txlog: TxLog::default(),
             rejected: RejectedAcks::default(),
@@ -259,6 +270,7 @@ impl Sender {
             }
             None => {
                 self.app_limited = true;
+                self.rate.on_app_limited(self.pipe());
                 self.pair_pending = false;
                 return None;
             }
@@ -286,6 +298,7 @@ impl Sender {
         };
         self.cc.on_send(&mut ctx);
         let ts = now.max(self.last_ts + 1);
+        let snap = self.rate.on_send(ts, self.pipe(), self.board.marked_lost());
         // A pair's second packet never starts another pair.
         self.pair_pending = !pair_second && ctx.flags & flags::PAIR_FIRST != 0;
         if retx {
@@ -328,7 +341,7 @@ impl Sender {
             ect: false,
             ce: false,
         };
-        self.txlog.on_send(&seg);
+        self.txlog.on_send(&seg, snap);
         Some(seg)
     }
 
@@ -397,9 +410,10 @@ impl Sender {
     /// An ACK no honest receiver could have sent changes nothing, or only in the parts an honest one
     /// could have sent (module doc, "Hostile ACKs").
     pub fn handle_ack(&mut self, now: Nanos, ack: &AckSegment) {
-        if !self.ack_acceptable(now, ack) {
+        let Some(echoed) = self.ack_acceptable(now, ack) else {
             return;
-        }
+        };
+        let lost_before = self.board.marked_lost();
         let mut cum = ack.cum_ack;
         if cum > self.board.snd_nxt() {
             // Data never sent: only a receiver fed forged data (or a forger) claims it.
@@ -412,7 +426,6 @@ impl Sender {
             self.rejected.sacked_head += 1;
         }
         let newly = cum_newly.unwrap_or(0) + self.apply_sack(ack);
-        self.delivered += newly;
         let is_dup = !cum_advanced && self.board.outstanding() > 0 && cum == self.board.snd_una();
         self.recovery.count_dupack(is_dup, cum_advanced);
         let rtt = self.take_rtt_sample(now, ack, newly > 0 || is_dup);
@@ -420,11 +433,24 @@ impl Sender {
             .recovery
             .on_ack(&mut self.board, cum_advanced, is_dup, newly);
         self.detect_losses(now, is_dup);
+        // Sampled after loss marking, so that the sample's losses include this ACK's (Linux calls
+        // tcp_rate_gen at the end of tcp_ack).
+        let lost = self.board.marked_lost();
+        let rate = (newly > 0)
+            .then(|| {
+                self.rate
+                    .on_delivered(now, newly, ack.ts_echo, &echoed, lost, self.rtt.min_rtt())
+            })
+            .flatten();
         if ack.ece {
             self.respond_to_ecn(now);
         }
         if newly > 0 || is_dup || rtt.is_some() {
-            self.inform_algorithm(now, ack, newly, cum_advanced, rtt);
+            let losses = Losses {
+                total: self.board.marked_lost(),
+                newly: self.board.marked_lost() - lost_before,
+            };
+            self.inform_algorithm(now, ack, newly, cum_advanced, rtt, rate, losses);
         }
         if recovery_ended {
             self.cc.on_recovery_end(now);
@@ -433,19 +459,20 @@ impl Sender {
             .on_verified_echo(ack.ts_echo, self.board.snd_una(), self.rtt.srtt());
     }
 
-    /// The checks that drop an ACK whole, counting why (module doc, "Hostile ACKs").
-    fn ack_acceptable(&mut self, now: Nanos, ack: &AckSegment) -> bool {
+    /// The checks that drop an ACK whole, counting why (module doc, "Hostile ACKs"). An acceptable
+    /// ACK gives the delivery state of the transmission it echoes.
+    fn ack_acceptable(&mut self, now: Nanos, ack: &AckSegment) -> Option<TxSnapshot> {
         let r = &mut self.rejected;
         if ack.n_sack as usize > MAX_SACK_BLOCKS {
             r.too_many_blocks += 1;
         } else if ack.rx_time > now {
             r.rx_time_future += 1;
-        } else if !self.txlog.knows_echo(ack) {
-            r.unknown_echo += 1;
+        } else if let Some(snap) = self.txlog.echoed(ack) {
+            return Some(snap);
         } else {
-            return true;
+            r.unknown_echo += 1;
         }
-        false
+        None
     }
 
     /// A SACK block an honest receiver can send (after this ACK's cumulative point is taken): non-empty,
@@ -599,6 +626,7 @@ impl Sender {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn inform_algorithm(
         &mut self,
         now: Nanos,
@@ -606,6 +634,8 @@ impl Sender {
         newly: u64,
         cum_advanced: bool,
         rtt: Option<Nanos>,
+        rate: Option<RateSample>,
+        losses: Losses,
     ) {
         let sample = AckSample {
             now,
@@ -615,7 +645,7 @@ impl Sender {
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             in_flight: self.pipe() as u32,
-            delivered: self.delivered,
+            delivered: self.rate.delivered(),
             // Only fast recovery holds the window: after an RTO the sender slow-starts while it
             // resends the lost packets (RFC 5681 §3.1), so the algorithm must see those ACKs as
             // normal ones, or cwnd stays at 1 until the whole pre-RTO flight is repaired.
@@ -627,6 +657,9 @@ impl Sender {
             acked_flags: ack.acked_flags,
             acked_bytes: ack.acked_bytes,
             rx_time: ack.rx_time,
+            lost: losses.total,
+            newly_lost: losses.newly.min(u32::MAX as u64) as u32,
+            rate,
         };
         self.cc.on_ack(&sample);
     }

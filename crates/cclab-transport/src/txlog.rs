@@ -23,6 +23,7 @@
 //! Pruning is from the front (records are in send order), so the log holds about the transmissions
 //! since the oldest outstanding packet left: a window's worth, plus retransmissions.
 
+use crate::rate::TxSnapshot;
 use crate::segment::{AckSegment, DataSegment};
 use cclab_cc::time::Nanos;
 use std::collections::VecDeque;
@@ -33,6 +34,8 @@ struct TxRecord {
     seq: u64,
     payload: u32,
     flags: u8,
+    /// The delivery state when it left, for the rate sample its ACK gives (`rate`).
+    snap: TxSnapshot,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -49,25 +52,26 @@ pub(crate) struct TxLog {
 }
 
 impl TxLog {
-    /// `seg` left.
-    pub(crate) fn on_send(&mut self, seg: &DataSegment) {
+    /// `seg` left, with the delivery state `snap`.
+    pub(crate) fn on_send(&mut self, seg: &DataSegment, snap: TxSnapshot) {
         debug_assert!(self.records.back().is_none_or(|r| r.ts < seg.ts));
         self.records.push_back(TxRecord {
             ts: seg.ts,
             seq: seg.seq,
             payload: seg.payload,
             flags: seg.flags,
+            snap,
         });
     }
 
-    /// The ACK echoes a transmission in the log, with that transmission's seq, flags and size.
-    pub(crate) fn knows_echo(&mut self, ack: &AckSegment) -> bool {
-        let Some(i) = self.find(ack.ts_echo) else {
-            return false;
-        };
+    /// The delivery state of the transmission the ACK echoes, if the log holds one with the echoed
+    /// timestamp, seq, flags and size (otherwise the ACK is not from our receiver).
+    pub(crate) fn echoed(&mut self, ack: &AckSegment) -> Option<TxSnapshot> {
+        let i = self.find(ack.ts_echo)?;
         self.hint = self.popped + i as u64;
         let r = &self.records[i];
-        r.seq == ack.acked_seq && r.flags == ack.acked_flags && r.payload == ack.acked_bytes
+        (r.seq == ack.acked_seq && r.flags == ack.acked_flags && r.payload == ack.acked_bytes)
+            .then_some(r.snap)
     }
 
     /// The index of the record with timestamp `ts`.
@@ -129,9 +133,9 @@ mod tests {
         let mut log = TxLog::default();
         let segs: Vec<_> = (0..5).map(|k| sent(100 + k, k)).collect();
         for d in &segs {
-            log.on_send(d);
+            log.on_send(d, TxSnapshot::default());
         }
-        assert!(segs.iter().all(|d| log.knows_echo(&echo(d))));
+        assert!(segs.iter().all(|d| log.echoed(&echo(d)).is_some()));
         let good = echo(&segs[2]);
         for bad in [
             AckSegment {
@@ -159,7 +163,7 @@ mod tests {
                 ..good
             },
         ] {
-            assert!(!log.knows_echo(&bad), "{bad:?}");
+            assert!(log.echoed(&bad).is_none(), "{bad:?}");
         }
     }
 
@@ -167,18 +171,18 @@ mod tests {
     fn outstanding_packets_stay_acknowledged_ones_age_out() {
         let mut log = TxLog::default();
         // seq 0 left at 100 and is still outstanding; 1..4 left at 200.. and were acknowledged.
-        log.on_send(&sent(100, 0));
+        log.on_send(&sent(100, 0), TxSnapshot::default());
         for k in 1..5 {
-            log.on_send(&sent(200 + k, k));
+            log.on_send(&sent(200 + k, k), TxSnapshot::default());
         }
         log.on_verified_echo(10_000, 0, 50);
         assert_eq!(log.len(), 5, "seq 0 is outstanding: nothing behind it goes");
         log.on_verified_echo(10_000, 5, 50);
         assert_eq!(log.len(), 0);
-        log.on_send(&sent(20_000, 5));
-        log.on_send(&sent(20_001, 6));
+        log.on_send(&sent(20_000, 5), TxSnapshot::default());
+        log.on_send(&sent(20_001, 6), TxSnapshot::default());
         log.on_verified_echo(20_001, 7, 50);
         assert_eq!(log.len(), 2, "within the allowance of the newest echo");
-        assert!(log.knows_echo(&echo(&sent(20_000, 5))));
+        assert!(log.echoed(&echo(&sent(20_000, 5))).is_some());
     }
 }

@@ -5,6 +5,7 @@
 //! driver, see its file).
 
 pub mod africa;
+pub mod bbr;
 pub mod bic;
 pub mod binomial;
 pub mod cubic;
