@@ -39,6 +39,7 @@ NS3_NAMES = {
     "ledbat": "TcpLedbat",
     "yeah": "TcpYeah",
     "lp": "TcpLp",
+    "bbr": "TcpBbr",
 }
 
 DUMBBELLS = {

@@ -160,6 +160,11 @@ main(int argc, char* argv[])
     {
         Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
     }
+    if (cc == "TcpBbr")
+    {
+        // BBR paces; ns-3's TcpBbr turns pacing on itself, this makes it explicit.
+        Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
+    }
     if (cc == "TcpWestwood")
     {
         Config::SetDefault("ns3::TcpWestwood::ProtocolType", EnumValue(TcpWestwood::WESTWOODPLUS));

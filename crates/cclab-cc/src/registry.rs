@@ -11,6 +11,7 @@ use crate::algorithms::africa::Africa;
 use crate::algorithms::bbr::Bbr;
 use crate::algorithms::bic::Bic;
 use crate::algorithms::binomial::Binomial;
+use crate::algorithms::copa::Copa;
 use crate::algorithms::cubic::Cubic;
 use crate::algorithms::dctcp::Dctcp;
 use crate::algorithms::fast::Fast;
@@ -139,6 +140,7 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("lp", |p, e| sender(Lp::new(e.initial_cwnd, p)?)),
     ("dctcp", |p, e| sender(Dctcp::new(e.initial_cwnd, p)?)),
     ("bbr", |p, e| sender(Bbr::new(e, p)?)),
+    ("copa", |p, e| sender(Copa::new(e, p)?)),
 ];
 
 /// Every queue discipline, in the order [`QUEUE_NAMES`] lists them.
@@ -277,6 +279,7 @@ mod tests {
                 "lp",
                 "dctcp",
                 "bbr",
+                "copa",
             ]
         );
         assert_eq!(

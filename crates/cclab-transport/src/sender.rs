@@ -117,6 +117,10 @@ pub struct Sender {
     /// orders it against every other, which RACK's time rule needs when a burst leaves at one instant.
     last_ts: Nanos,
     next_send: Nanos,
+    /// The last `poll_transmit` that sent nothing was held back by pacing alone: the next packet leaves
+    /// on the pacing schedule, and a late wake-up (the real datapath's timers fire tens of µs late) must
+    /// not stretch the schedule.
+    pacing_held: bool,
     pair_pending: bool,
     /// Fast retransmit: the first retransmission of a recovery leaves regardless of the window
     /// (RFC 6675 §5 step 4.3, RFC 5681 §3.2 step 2).
@@ -150,6 +154,7 @@ impl Sender {
             rto_deadline: None,
             last_ts: 0,
             next_send: 0,
+            pacing_held: false,
             pair_pending: false,
             force_retx: false,
             app_limited: false,
@@ -248,6 +253,7 @@ impl Sender {
     /// The next data packet to put on the wire now, if the window, pacing and the algorithm allow.
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment> {
         if self.cc.quiesced() {
+            self.pacing_held = false;
             return None;
         }
         let pair_second = self.pair_pending;
@@ -255,9 +261,14 @@ impl Sender {
         self.force_retx = false;
         if !pair_second && !forced {
             if now < self.next_send {
+                // Held by pacing alone only if nothing else would hold it at `next_send`: the same
+                // test as `poll_timeout`'s, which then wakes the sender exactly then.
+                self.pacing_held = self.pipe() < self.window()
+                    && (self.may_send_new() || self.board.retx_pending());
                 return None;
             }
             if self.pipe() >= self.window() {
+                self.pacing_held = false;
                 return None;
             }
         }
@@ -266,9 +277,11 @@ impl Sender {
             None if self.may_send_new() => (self.board.snd_nxt(), false),
             None if self.has_new_data() => {
                 self.pair_pending = false;
+                self.pacing_held = false;
                 return None;
             }
             None => {
+                self.pacing_held = false;
                 self.app_limited = true;
                 self.rate.on_app_limited(self.pipe());
                 self.pair_pending = false;
@@ -326,9 +339,20 @@ impl Sender {
         self.stats.sent_bytes += wire as u64;
         if let Some(rate) = self.cc.pacing_rate_bps() {
             if rate > 0.0 && rate.is_finite() {
-                self.next_send = now + tx_time(wire as u64, rate);
+                let gap = tx_time(wire as u64, rate);
+                // Held by pacing until now: the schedule runs from when this packet was due, crediting
+                // a late wake-up up to half a gap (Linux fq's drift rule), so that timer lateness does
+                // not lower the rate. In the simulator the wake-up is exact (now == next_send) and this
+                // is now + gap.
+                let from = if self.pacing_held {
+                    self.next_send.max(now.saturating_sub(gap / 2)).min(now)
+                } else {
+                    now
+                };
+                self.next_send = from + gap;
             }
         }
+        self.pacing_held = false;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }

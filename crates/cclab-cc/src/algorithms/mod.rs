@@ -8,6 +8,7 @@ pub mod africa;
 pub mod bbr;
 pub mod bic;
 pub mod binomial;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod external;
