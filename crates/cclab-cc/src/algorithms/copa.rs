@@ -155,20 +155,24 @@ impl Copa {
         }
         self.cwnd_at_rtt_start = self.cwnd;
         if self.competitive_enabled {
-            self.update_mode(ack);
+            self.update_mode();
         }
         self.loss_this_rtt = false;
         self.rtt_end = ack.delivered + self.cwnd.max(1.0) as u64;
     }
 
-    /// §2.2: default mode while the queue nearly empties at least once every 5 RTTs.
-    fn update_mode(&mut self, ack: &AckSample) {
+    /// Whether the queue is nearly empty now (checked on every ACK: it may empty only for a moment).
+    fn note_nearly_empty(&mut self, ack: &AckSample) {
         let window = ack.srtt.max(1) * MODE_RTTS;
         let max = self.max_rtt.get(ack.now, window).unwrap_or(self.rtt_min);
         let dq = self.rtt_standing.saturating_sub(self.rtt_min) as f64;
-        if dq < NEARLY_EMPTY * max.saturating_sub(self.rtt_min) as f64 {
+        if dq <= NEARLY_EMPTY * max.saturating_sub(self.rtt_min) as f64 {
             self.nearly_empty_at = self.rtts;
         }
+    }
+
+    /// §2.2: default mode while the queue nearly empties at least once every 5 RTTs.
+    fn update_mode(&mut self) {
         let was = self.competitive;
         self.competitive = self.rtts.saturating_sub(self.nearly_empty_at) > MODE_RTTS;
         if !self.competitive {
@@ -209,6 +213,9 @@ impl CongestionControl for Copa {
             .get(now, (ack.srtt / 2).max(1))
             .unwrap_or(rtt)
             .max(1);
+        if self.competitive_enabled {
+            self.note_nearly_empty(ack);
+        }
         if ack.delivered >= self.rtt_end {
             self.on_rtt_end(ack);
         }
