@@ -5,6 +5,8 @@ Scenarios (results and targets in docs/performance.md):
   a: 10 NewReno flows, 100 Mbit/s, 100 ms RTT, BDP buffer, 60 s
   b: 100 NewReno flows at 622 Mbit/s (30 at 16 ms, 50 at 60 ms, 20 at 180 ms), 500-packet buffer, 100 s
   b-fq_codel: b with an FQ-CoDel bottleneck (ns-3: FqCoDelQueueDisc), the cost of flow queueing
+  b-bbr: b with BBR flows (ns-3: TcpBbr), the cost of delivery-rate sampling, pacing and BBR's model
+  b-copa: b with Copa flows (no ns-3 counterpart: cclab alone)
 
 For each: cclab as a whole process (`cclab run`, start-up + simulation + output + plots) and its
 simulation loop alone (summary.json sim.wall_s); ns-3 (validation/ns3/dumbbell.cc) on the same
@@ -35,7 +37,13 @@ SCENARIOS = {
     "b": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)], "ns3_duration": 3.0},
     "b-fq_codel": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
                    "ns3_duration": 3.0, "queue": "fq_codel"},
+    "b-bbr": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
+              "ns3_duration": 3.0, "cc": "bbr"},
+    "b-copa": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
+               "ns3_duration": None, "cc": "copa"},
 }
+# cclab name -> ns-3 TypeId of the algorithms the scenarios use.
+NS3_CC = {"newreno": "TcpNewReno", "bbr": "TcpBbr"}
 
 
 def toml_for(name: str, cfg: dict, duration: float) -> str:
@@ -44,7 +52,7 @@ def toml_for(name: str, cfg: dict, duration: float) -> str:
              "[topology]", 'kind = "dumbbell"', "[topology.bottleneck]", f'rate = "{cfg["rate"]}"', f"buffer = {buf}",
              f'queue = "{cfg.get("queue", "droptail")}"']
     for n, rtt in cfg["groups"]:
-        lines += ["[[flows]]", 'cc = "newreno"', f"count = {n}", f'rtt = "{rtt}ms"', 'start = ["0s", "1s"]']
+        lines += ["[[flows]]", f'cc = "{cfg.get("cc", "newreno")}"', f"count = {n}", f'rtt = "{rtt}ms"', 'start = ["0s", "1s"]']
     return "\n".join(lines) + "\n"
 
 
@@ -100,7 +108,7 @@ def run_ns3(cfg: dict, duration: float) -> dict:
     rtts = ",".join(str(rtt) for n, rtt in cfg["groups"] for _ in range(n))
     buf = 0 if cfg["buffer"] == "BDP" else cfg["buffer"]
     cmd = [binary, f"--rate={cfg['rate']}", f"--rtts={rtts}", f"--buffer={buf}", f"--duration={duration}",
-           f"--queue={cfg.get('queue', 'droptail')}",
+           f"--queue={cfg.get('queue', 'droptail')}", f"--cc={NS3_CC[cfg.get('cc', 'newreno')]}",
            f"--measureStart={min(10.0, duration / 2)}", "--startSpread=1"]
     wall, rss, out = timed(cmd)
     r = json.loads(out.strip().splitlines()[-1])
@@ -121,7 +129,7 @@ def main() -> int:
     ap.add_argument("--only", choices=sorted(SCENARIOS))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ns3-duration", type=float, default=None,
-                    help="simulated seconds for the ns-3 comparison runs [a: 10, b: 3]")
+                    help="simulated seconds for the ns-3 comparison runs [a: 10, b*: 3]")
     ap.add_argument("--no-ns3", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = ap.parse_args()
@@ -141,7 +149,7 @@ def main() -> int:
                   f"{full['events_per_s'] / 1e6:.2f} M events/s, {full['packets_per_s_loop'] / 1e6:.2f} M pkts/s (loop), "
                   f"{full['packets_per_s_process'] / 1e6:.2f} M pkts/s (process), peak RSS {full['peak_rss_mb']:.0f} MB, "
                   f"steal {100 * full['steal']:.1f} %", flush=True)
-            if not args.no_ns3:
+            if not args.no_ns3 and cfg["ns3_duration"] is not None:
                 d = min(args.ns3_duration or cfg["ns3_duration"], cfg["duration"])
                 same = median_of([run_cclab(name, cfg, d, tmp) for _ in range(args.repeat)])
                 ns = median_of([run_ns3(cfg, d) for _ in range(args.repeat)])
@@ -155,7 +163,10 @@ def main() -> int:
                       f"aggregate goodput cclab vs ns-3 over {d:g} s: {gp:+.1%}", flush=True)
                 row.update({"speedup_loop": loop_ratio, "speedup_process": proc_ratio, "goodput_diff": gp})
             report[name] = row
-    (args.out / "results.json").write_text(json.dumps(report, indent=1))
+    # Keep the scenarios this run did not measure (--only): one file holds the latest of each.
+    path = args.out / "results.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**old, **report}, indent=1))
     return 0
 
 

@@ -183,6 +183,13 @@ pub trait CongestionControl: Send {
         None
     }
 
+    /// The algorithm reads [`AckSample::rate`]: the transport then keeps each transmission's delivery
+    /// state to compute it (otherwise `rate` is always `None` and nothing is kept). Read once, when the
+    /// sender is created.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
     /// While true, the transport sends nothing new (Madison quiesces on a late probe ACK).
     fn quiesced(&self) -> bool {
         false

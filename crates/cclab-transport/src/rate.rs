@@ -49,6 +49,11 @@ impl DeliveryRate {
         self.delivered
     }
 
+    /// Counts delivered packets only, for a sender whose algorithm takes no rate samples.
+    pub(crate) fn count_delivered(&mut self, newly: u64) {
+        self.delivered += newly;
+    }
+
     /// A packet leaves now with `pipe` packets (itself excluded) in flight; returns its snapshot.
     pub(crate) fn on_send(&mut self, now: Nanos, pipe: u64, lost: u64) -> TxSnapshot {
         if pipe == 0 {

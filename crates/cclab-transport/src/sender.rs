@@ -127,6 +127,8 @@ pub struct Sender {
     force_retx: bool,
     app_limited: bool,
     rate: DeliveryRate,
+    /// The algorithm reads delivery-rate samples: only then are the per-transmission snapshots kept.
+    rate_samples: bool,
     stats: SenderStats,
     txlog: TxLog,
     rejected: RejectedAcks,
@@ -144,6 +146,7 @@ impl Sender {
         let app = AppData::new(cfg.mss, size_bytes);
         let recovery = LossRecovery::new(cfg.recovery, cfg.sack);
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        let rate_samples = cc.wants_rate_samples();
         Sender {
             cfg,
             cc,
@@ -158,6 +161,7 @@ impl Sender {
             pair_pending: false,
             force_retx: false,
             app_limited: false,
+            rate_samples,
             rate: DeliveryRate::default(),
             stats: SenderStats::default(),
             txlog: TxLog::default(),
@@ -283,7 +287,9 @@ impl Sender {
             None => {
                 self.pacing_held = false;
                 self.app_limited = true;
-                self.rate.on_app_limited(self.pipe());
+                if self.rate_samples {
+                    self.rate.on_app_limited(self.pipe());
+                }
                 self.pair_pending = false;
                 return None;
             }
@@ -311,7 +317,9 @@ impl Sender {
         };
         self.cc.on_send(&mut ctx);
         let ts = now.max(self.last_ts + 1);
-        let snap = self.rate.on_send(ts, self.pipe(), self.board.marked_lost());
+        let snap = self
+            .rate_samples
+            .then(|| self.rate.on_send(ts, self.pipe(), self.board.marked_lost()));
         // A pair's second packet never starts another pair.
         self.pair_pending = !pair_second && ctx.flags & flags::PAIR_FIRST != 0;
         if retx {
@@ -460,12 +468,15 @@ impl Sender {
         // Sampled after loss marking, so that the sample's losses include this ACK's (Linux calls
         // tcp_rate_gen at the end of tcp_ack).
         let lost = self.board.marked_lost();
-        let rate = (newly > 0)
-            .then(|| {
-                self.rate
-                    .on_delivered(now, newly, ack.ts_echo, &echoed, lost, self.rtt.min_rtt())
-            })
-            .flatten();
+        let rate = if !self.rate_samples {
+            self.rate.count_delivered(newly);
+            None
+        } else if newly > 0 {
+            self.rate
+                .on_delivered(now, newly, ack.ts_echo, &echoed, lost, self.rtt.min_rtt())
+        } else {
+            None
+        };
         if ack.ece {
             self.respond_to_ecn(now);
         }

@@ -34,14 +34,16 @@ struct TxRecord {
     seq: u64,
     payload: u32,
     flags: u8,
-    /// The delivery state when it left, for the rate sample its ACK gives (`rate`).
-    snap: TxSnapshot,
 }
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TxLog {
     /// In send order, so by strictly increasing `ts`.
     records: VecDeque<TxRecord>,
+    /// The delivery state each transmission left with, for the rate sample its ACK gives (`rate`),
+    /// parallel to `records` when the algorithm asks for rate samples, empty otherwise (kept apart so
+    /// that a sender without them carries no extra bytes per record).
+    snaps: VecDeque<TxSnapshot>,
     /// Records dropped from the front so far: `records[i]` is transmission number `popped + i`.
     popped: u64,
     /// Transmission number of the last echo found: on a FIFO path the next one is a few records on,
@@ -52,26 +54,29 @@ pub(crate) struct TxLog {
 }
 
 impl TxLog {
-    /// `seg` left, with the delivery state `snap`.
-    pub(crate) fn on_send(&mut self, seg: &DataSegment, snap: TxSnapshot) {
+    /// `seg` left, with the delivery state `snap` if rate samples are kept.
+    pub(crate) fn on_send(&mut self, seg: &DataSegment, snap: Option<TxSnapshot>) {
         debug_assert!(self.records.back().is_none_or(|r| r.ts < seg.ts));
         self.records.push_back(TxRecord {
             ts: seg.ts,
             seq: seg.seq,
             payload: seg.payload,
             flags: seg.flags,
-            snap,
         });
+        if let Some(snap) = snap {
+            self.snaps.push_back(snap);
+        }
     }
 
-    /// The delivery state of the transmission the ACK echoes, if the log holds one with the echoed
-    /// timestamp, seq, flags and size (otherwise the ACK is not from our receiver).
+    /// The ACK echoes a transmission in the log (with that transmission's timestamp, seq, flags and
+    /// size; otherwise it is not from our receiver). Returns the transmission's delivery state, which
+    /// is the default one when rate samples are not kept.
     pub(crate) fn echoed(&mut self, ack: &AckSegment) -> Option<TxSnapshot> {
         let i = self.find(ack.ts_echo)?;
         self.hint = self.popped + i as u64;
         let r = &self.records[i];
         (r.seq == ack.acked_seq && r.flags == ack.acked_flags && r.payload == ack.acked_bytes)
-            .then_some(r.snap)
+            .then(|| self.snaps.get(i).copied().unwrap_or_default())
     }
 
     /// The index of the record with timestamp `ts`.
@@ -100,6 +105,7 @@ impl TxLog {
                 break;
             }
             self.records.pop_front();
+            self.snaps.pop_front();
             self.popped += 1;
         }
     }
@@ -133,7 +139,7 @@ mod tests {
         let mut log = TxLog::default();
         let segs: Vec<_> = (0..5).map(|k| sent(100 + k, k)).collect();
         for d in &segs {
-            log.on_send(d, TxSnapshot::default());
+            log.on_send(d, None);
         }
         assert!(segs.iter().all(|d| log.echoed(&echo(d)).is_some()));
         let good = echo(&segs[2]);
@@ -171,16 +177,16 @@ mod tests {
     fn outstanding_packets_stay_acknowledged_ones_age_out() {
         let mut log = TxLog::default();
         // seq 0 left at 100 and is still outstanding; 1..4 left at 200.. and were acknowledged.
-        log.on_send(&sent(100, 0), TxSnapshot::default());
+        log.on_send(&sent(100, 0), None);
         for k in 1..5 {
-            log.on_send(&sent(200 + k, k), TxSnapshot::default());
+            log.on_send(&sent(200 + k, k), None);
         }
         log.on_verified_echo(10_000, 0, 50);
         assert_eq!(log.len(), 5, "seq 0 is outstanding: nothing behind it goes");
         log.on_verified_echo(10_000, 5, 50);
         assert_eq!(log.len(), 0);
-        log.on_send(&sent(20_000, 5), TxSnapshot::default());
-        log.on_send(&sent(20_001, 6), TxSnapshot::default());
+        log.on_send(&sent(20_000, 5), None);
+        log.on_send(&sent(20_001, 6), None);
         log.on_verified_echo(20_001, 7, 50);
         assert_eq!(log.len(), 2, "within the allowance of the newest echo");
         assert!(log.echoed(&echo(&sent(20_000, 5))).is_some());

@@ -611,6 +611,9 @@ impl CongestionControl for Bbr {
     fn pacing_rate_bps(&self) -> Option<f64> {
         Some(self.pacing_bps)
     }
+    fn wants_rate_samples(&self) -> bool {
+        true
+    }
 
     fn on_ack(&mut self, ack: &AckSample) {
         if ack.newly_acked > 0 {
