@@ -5,8 +5,8 @@
     sudo .venv/bin/python validation/bbr_linux.py [--duration 20] [--measure 5] [--seeds 1-5]
         [--out validation/out/bbr]
 
-Three dumbbells, 100 Mbit/s, 40 ms, one BDP of drop-tail buffer, flows starting within 0.5 s:
-one BBR flow; two BBR flows; one BBR flow and one CUBIC flow. For each, per seed: the kernel's
+Dumbbells at 100 Mbit/s with one BDP of drop-tail buffer, flows starting within 0.5 s: one BBR flow;
+two BBR flows; one BBR flow and one CUBIC flow (all at 40 ms); two BBR flows at 40 ms and two at 160 ms. For each, per seed: the kernel's
 (kernel:bbr, kernel:cubic), our transport's over the same emulator (bbr beside kernel:cubic) and the
 simulator's (bbr, cubic). Printed: per-flow goodput and mean RTT as the mean over seeds with its 95 %
 confidence interval, link utilisation and queue. Results are kept as JSON in `--out`, so an interrupted
@@ -30,18 +30,23 @@ CONFIGS = {
     "1 bbr": (["kernel:bbr"], ["bbr"], ["bbr"]),
     "2 bbr": (["kernel:bbr"] * 2, ["bbr"] * 2, ["bbr"] * 2),
     "bbr+cubic": (["kernel:bbr", "kernel:cubic"], ["bbr", "kernel:cubic"], ["bbr", "cubic"]),
+    "4 bbr 40/160": (["kernel:bbr"] * 4, ["bbr"] * 4, ["bbr"] * 4),
 }
+# Flow RTTs (ms) of a configuration, 40 ms unless listed; the 40/160 ms one uses the buffer of the 160 ms
+# path's BDP, as the mixed-RTT dumbbells of linux_mixed_rtt.py do.
+RTTS = {"4 bbr 40/160": [40, 40, 160, 160]}
 DRIVERS = ("kernel", "ours-real", "sim")
 
 
-def scenario(ccs: list[str], duration: float, measure: float, seed: int) -> dict:
+def scenario(ccs: list[str], duration: float, measure: float, seed: int, rtts: list[int] | None = None) -> dict:
+    rtts = rtts or [40] * len(ccs)
     return {
         "name": "bbr-" + "-".join(c.replace(":", "_") for c in ccs),
         "duration": f"{duration:g}s",
         "seed": seed,
         "measure": [f"{measure:g}s", f"{duration:g}s"],
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP", "queue": "droptail"}},
-        "flows": [{"cc": c, "rtt": "40ms", "start": ["0s", "0.5s"]} for c in ccs],
+        "flows": [{"cc": c, "rtt": f"{r}ms", "start": ["0s", "0.5s"]} for c, r in zip(ccs, rtts)],
     }
 
 
@@ -68,11 +73,12 @@ def main() -> int:
             ccs = CONFIGS[name][DRIVERS.index(driver)]
             per = []
             for seed in seeds:
-                path = a.out / f"{name.replace(' ', '_').replace('+', '_')}_{driver}_{seed}_d{a.duration:g}.json"
+                slug = name.replace(" ", "_").replace("+", "_").replace("/", "-")
+                path = a.out / f"{slug}_{driver}_{seed}_d{a.duration:g}.json"
                 if path.exists():
                     s = json.loads(path.read_text())
                 else:
-                    d = scenario(ccs, a.duration, a.measure, seed)
+                    d = scenario(ccs, a.duration, a.measure, seed, RTTS.get(name))
                     r = cclab.run(d, progress=False, plots=False) if driver == "sim" else net.run(d, progress=False)
                     s = r.summary
                     path.write_text(json.dumps(s))

@@ -1,19 +1,18 @@
 #!/usr/bin/env python3
-"""Mixed-RTT drop-tail dumbbell: cclab's simulator and our transport against Linux kernel TCP.
+"""Mixed-RTT drop-tail dumbbells: cclab's simulator against Linux kernel TCP (through the real
+datapath's emulator, root).
 
-The 40/160 ms rows of docs/validation.md are not compared with ns-3 (its 160 ms flows starve) and
-move with every change of loss timing; this script measures what Linux does on the same dumbbell,
-through the real datapath's emulator (root): two flows at 40 ms and two at 160 ms, 100 Mbit/s, one
-BDP (of the 160 ms path... as `buffer = "BDP"` resolves it) of drop-tail buffer, all starting at 0.
+    sudo .venv/bin/python validation/linux_mixed_rtt.py [--duration 60] [--measure 10] [--seeds 1-5]
+        [--spread 1] [--dumbbells 100M-40/160,50M-20/100] [--jitter 0.05] [--out validation/out/linux]
 
-    sudo .venv/bin/python validation/linux_mixed_rtt.py [--duration 60] [--measure 10] [--runs 2]
-        [--seeds 1-3] [--out validation/out/linux]
-
-Per configuration it prints the per-group mean goodput (Mbit/s), the 40/160 ms ratio and Jain's index:
-kernel:reno and kernel:cubic (real, `--runs` runs), our newreno and cubic over UDP through the same
-emulator (real), and the simulator's newreno and cubic (`--seeds`). Kernel TCP runs with Linux's own
-delayed ACKs and its defaults (PRR, RACK, HyStart for cubic), so agreement is expected in kind (which
-group wins, by roughly how much), not to the percent. Results are kept as JSON in `--out`.
+Two dumbbells, each with two flows at a short and two at a long RTT and one BDP (of the long path) of
+drop-tail buffer: 100 Mbit/s with 40/160 ms, 50 Mbit/s with 20/100 ms. Flows start uniformly in
+[0, --spread] s. One run per seed for every driver: kernel:reno and kernel:cubic (real), the simulator's
+newreno and cubic, the simulator again with per-packet jitter at the bottleneck (--jitter, ms; order
+kept), the remedy ns-2 used for phase effects, and with --linux-recovery a third time with Linux's
+recovery rules on as well (PRR, spurious-RTO undo). Prints per dumbbell the per-RTT-group mean goodput with its
+95 % CI over seeds, Jain's index, and each seed's long-RTT group (these shares are a lottery per run, so
+distributions are compared, not runs). Results are kept as JSON in `--out`: an interrupted run resumes.
 """
 from __future__ import annotations
 
@@ -23,58 +22,93 @@ from pathlib import Path
 
 import cclab
 from cclab import net
+from cclab.stats import spread
 from compare import group_goodput  # same directory: the ns-3 cross-check's per-RTT-group mean
 
 HERE = Path(__file__).resolve().parent
 
 
-def scenario(cc: str, duration: float, measure: float, seed: int) -> dict:
+# name -> (bottleneck rate, short RTT ms, long RTT ms); two flows of each RTT, drop-tail buffer "BDP"
+# (of the longest path).
+DUMBBELLS = {"100M-40/160": ("100Mbps", 40, 160), "50M-20/100": ("50Mbps", 20, 100)}
+
+
+def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str = "100M-40/160",
+             spread: float = 0.0, jitter_ms: float = 0.0, prr: bool = False) -> dict:
+    rate, short, long_ = DUMBBELLS[dumbbell]
+    bottleneck = {"rate": rate, "buffer": "BDP", "queue": "droptail"}
+    if jitter_ms > 0:
+        # Per-packet processing noise (ns-2's remedy for phase effects): order kept, mean delay 1 ms.
+        bottleneck.update({"delay": "1ms", "jitter": f"{jitter_ms:g}ms"})
+    start = {"start": ["0s", f"{spread:g}s"]} if spread > 0 else {}
     return {
         "name": f"mixed-{cc.replace(':', '-')}",
         "duration": f"{duration:g}s",
         "seed": seed,
         "measure": [f"{measure:g}s", f"{duration:g}s"],
-        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP", "queue": "droptail"}},
-        "flows": [{"cc": cc, "count": 2, "rtt": "40ms"}, {"cc": cc, "count": 2, "rtt": "160ms"}],
+        "topology": {"kind": "dumbbell", "bottleneck": bottleneck},
+        **({"transport": {"prr": True, "rto_undo": True}} if prr else {}),
+        "flows": [{"cc": cc, "count": 2, "rtt": f"{short}ms", **start},
+                  {"cc": cc, "count": 2, "rtt": f"{long_}ms", **start}],
     }
 
 
 def groups(summary: dict) -> tuple[float, float]:
-    """Mean goodput of the 40 ms and the 160 ms flows, Mbit/s."""
+    """Mean goodput of the short-RTT and the long-RTT flows, Mbit/s."""
     g = group_goodput(summary["flows"])
-    return g[0.04], g[0.16]
+    short, long_ = sorted(g)
+    return g[short], g[long_]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--measure", type=float, default=10.0)
-    ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--seeds", default="1-3")
-    ap.add_argument("--real", default="kernel:reno,kernel:cubic,newreno,cubic")
+    ap.add_argument("--seeds", default="1-5", help="one run per seed, real and simulated alike")
+    ap.add_argument("--spread", type=float, default=1.0, help="flows start uniformly in [0, spread] s")
+    ap.add_argument("--dumbbells", default=",".join(DUMBBELLS))
+    ap.add_argument("--real", default="kernel:reno,kernel:cubic")
     ap.add_argument("--sim", default="newreno,cubic")
+    ap.add_argument("--jitter", type=float, default=0.05,
+                    help="the simulator's second variant: per-packet jitter at the bottleneck, ms (0: none)")
+    ap.add_argument("--linux-recovery", action="store_true",
+                    help="a third simulator variant: the jittered one with Linux's recovery rules "
+                         "([transport] prr and rto_undo)")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "linux")
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
     a.out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    jobs = [("real", cc, k + 1) for cc in a.real.split(",") if cc for k in range(a.runs)]
-    jobs += [("sim", cc, s) for cc in a.sim.split(",") if cc for s in seeds]
-    for kind, cc, n in jobs:
-        path = a.out / f"{kind}_{cc.replace(':', '-')}_{n}_d{a.duration:g}.json"
-        if path.exists():
-            s = json.loads(path.read_text())
-        else:
-            d = scenario(cc, a.duration, a.measure, n)
-            s = (net.run(d, progress=False) if kind == "real" else cclab.run(d, progress=False)).summary
-            path.write_text(json.dumps(s))
-        g40, g160 = groups(s)
-        rows.append((kind, cc, n, g40, g160, s["jain"], s["links"][0]["utilization"],
-                     sum(f["timeouts"] or 0 for f in s["flows"]) if kind == "sim" or not cc.startswith("kernel") else None))
-        r = rows[-1]
-        print(f"{r[0]:4} {r[1]:13} {'run' if kind == 'real' else 'seed'} {r[2]}: 40 ms {r[3]:6.2f}  160 ms {r[4]:6.2f}"
-              f"  ratio {r[3] / max(r[4], 1e-9):6.2f}  Jain {r[5]:.3f}  util {r[6]:.3f}  timeouts {r[7]}", flush=True)
+    variants = [("real", cc, 0.0, False) for cc in a.real.split(",") if cc]
+    variants += [("sim", cc, 0.0, False) for cc in a.sim.split(",") if cc]
+    if a.jitter > 0:
+        variants += [("sim", cc, a.jitter, False) for cc in a.sim.split(",") if cc]
+    if a.linux_recovery:
+        variants += [("sim", cc, a.jitter, True) for cc in a.sim.split(",") if cc]
+    print("| dumbbell | driver | algorithm | short-RTT group (Mbit/s) | long-RTT group (Mbit/s) | Jain | per-seed long group |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for db in a.dumbbells.split(","):
+        for kind, cc, jit, prr in variants:
+            shorts, longs, jains = [], [], []
+            for seed in seeds:
+                tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux' if prr else ''}"
+                       f"_s{seed}_x{a.spread:g}_d{a.duration:g}")
+                path = a.out / f"{tag}.json"
+                if path.exists():
+                    s = json.loads(path.read_text())
+                else:
+                    d = scenario(cc, a.duration, a.measure, seed, db, a.spread, jit, prr)
+                    r = net.run(d, progress=False) if kind == "real" else cclab.run(d, progress=False, plots=False)
+                    s = r.summary
+                    path.write_text(json.dumps(s))
+                g_short, g_long = groups(s)
+                shorts.append(g_short)
+                longs.append(g_long)
+                jains.append(s["jain"])
+            (ms, _, _, hs), (ml, _, _, hl), (mj, _, _, hj) = spread(shorts), spread(longs), spread(jains)
+            label = kind if jit == 0 else f"sim, jitter {jit:g} ms" + (", PRR + RTO undo" if prr else "")
+            print(f"| {db} | {label} | {cc} | {ms:.2f} ± {hs:.2f} | {ml:.2f} ± {hl:.2f} | {mj:.3f} ± {hj:.3f} | "
+                  f"{', '.join(f'{x:.1f}' for x in longs)} |", flush=True)
     return 0
 
 

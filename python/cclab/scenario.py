@@ -232,6 +232,12 @@ class Transport(_Model):
     """RFC 6298 minimum retransmission timeout (a time)."""
     sack: bool = True
     ecn: bool = False
+    prr: bool = False
+    """Proportional Rate Reduction (RFC 6937) sets what is sent during fast recovery (Linux's rule); off:
+    the pipe is kept at the algorithm's window (RFC 6675)."""
+    rto_undo: bool = False
+    """Detect spurious retransmission timeouts by timestamps (RFC 3522) and undo their window reduction, as
+    Linux does (F-RTO); off: every RTO's reduction stands."""
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
     receive_window: Optional[Quantity] = None
 
@@ -1012,6 +1018,10 @@ class _Resolver:
             "delayed_ack": t.delayed_ack, "delack_timeout": parse_time(t.delayed_ack_timeout),
             "min_rto": parse_time(t.min_rto), "sack": t.sack, "ecn": t.ecn,
         }
+        if t.prr:
+            out["prr"] = True
+        if t.rto_undo:
+            out["rto_undo"] = True
         if t.receive_window is not None:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)

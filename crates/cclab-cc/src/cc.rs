@@ -203,6 +203,12 @@ pub trait CongestionControl: Send {
 
     fn on_recovery_end(&mut self, _now: Nanos) {}
 
+    /// The last retransmission timeout was spurious (the transport's Eifel detection, when
+    /// `[transport] rto_undo` is on): the data it declared lost had arrived. `prior_cwnd` and
+    /// `prior_ssthresh` are the window and threshold just before that RTO. Linux's `undo_cwnd`; the
+    /// default keeps the reduction (algorithms without an undo rule).
+    fn undo_timeout(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {}
+
     fn on_send(&mut self, _ctx: &mut SendCtx) {}
 
     /// An algorithm-owned timer: the transport calls `on_timer` at or after this time.
@@ -220,6 +226,14 @@ pub trait CongestionControl: Send {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// Linux's undo for Reno-like windows (`tcp_reno_undo_cwnd` and `tcp_undo_cwnd_reduction`): the window
+/// and threshold go back to at least what they were before the reduction.
+#[inline]
+pub fn reno_undo(cwnd: &mut f64, ssthresh: &mut f64, prior_cwnd: f64, prior_ssthresh: f64) {
+    *cwnd = cwnd.max(prior_cwnd);
+    *ssthresh = ssthresh.max(prior_ssthresh);
 }
 
 /// Standard slow start (RFC 5681): grow by one packet per acked packet up to ssthresh. Returns the acked

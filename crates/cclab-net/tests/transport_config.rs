@@ -62,6 +62,8 @@ fn simulator_and_real_datapath_resolve_alike() {
             sack: false,
             ecn: true,
             max_window: Some(118),
+            prr: true,
+            rto_undo: true,
         },
     ];
     for t in transports {

@@ -45,6 +45,8 @@ impl TransportSpec {
                 .max_window
                 .unwrap_or(Config::default().max_window)
                 .max(1),
+            prr: self.prr,
+            rto_undo: self.rto_undo,
             ..Config::default()
         }
     }
@@ -99,9 +101,12 @@ mod tests {
             delack_timeout: 0.04,
             min_rto: 1.0,
             max_window: Some(0),
+            prr: true,
+            rto_undo: true,
             ..TransportSpec::default()
         };
         let c = t.config(60, 1440, None);
+        assert!(c.prr && c.rto_undo);
         assert_eq!((c.mss, c.header_bytes, c.initial_cwnd), (1440, 60, 4.0));
         assert_eq!((c.delayed_ack, c.max_window), (1, 1));
         assert_eq!((c.delack_timeout, c.min_rto), (40_000_000, 1_000_000_000));

@@ -123,6 +123,16 @@ pub struct TransportSpec {
     /// sender never has more than this in flight. None: unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_window: Option<u32>,
+    /// Proportional Rate Reduction (RFC 6937) during fast recovery (default off: RFC 6675's pipe rule).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prr: bool,
+    /// Detect spurious RTOs by timestamps (RFC 3522) and undo them, as Linux does (default off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rto_undo: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for TransportSpec {
@@ -139,6 +149,8 @@ impl Default for TransportSpec {
             sack: true,
             ecn: false,
             max_window: None,
+            prr: false,
+            rto_undo: false,
         }
     }
 }

@@ -28,6 +28,11 @@ pub struct Config {
     /// The receiver's advertised window, packets: new data is sent only while snd_nxt − snd_una is
     /// below it, and the congestion window is honoured up to it.
     pub max_window: u32,
+    /// Proportional Rate Reduction (RFC 6937) sets what may be sent during fast recovery; off: the
+    /// pipe is kept at the algorithm's window (RFC 6675).
+    pub prr: bool,
+    /// Detect spurious RTOs (Eifel, RFC 3522, by timestamps) and undo them (Linux's F-RTO undo).
+    pub rto_undo: bool,
 }
 
 impl Default for Config {
@@ -45,6 +50,8 @@ impl Default for Config {
             recovery: Recovery::Sack,
             dupthresh: 3,
             max_window: 1 << 20,
+            prr: false,
+            rto_undo: false,
         }
     }
 }

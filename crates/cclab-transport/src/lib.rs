@@ -24,6 +24,7 @@ pub mod segment;
 pub use config::Config;
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 mod rate;
+mod prr;
 pub mod receiver;
 mod recovery;
 mod rtt;

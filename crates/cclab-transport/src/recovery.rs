@@ -216,6 +216,14 @@ impl LossRecovery {
         self.inflation = 0;
     }
 
+    /// A spurious RTO was undone: the loss recovery it started ends.
+    pub(crate) fn undo_rto(&mut self) {
+        if self.phase == Phase::Loss {
+            self.phase = Phase::Open;
+            self.retx_fences.clear();
+        }
+    }
+
     /// An ECN echo is a loss event at most once per window of data (RFC 3168 §6.1.2), and none while
     /// recovering from a loss, which has already reduced the window. Returns whether this one is.
     pub(crate) fn take_ecn_event(&mut self, snd_una: u64, snd_nxt: u64) -> bool {

@@ -296,6 +296,20 @@ impl Scoreboard {
         self.retx_cursor = self.retx_cursor.min(seq);
     }
 
+    /// A spurious RTO is undone: packets it marked lost and that have not been resent since are no longer
+    /// lost (they arrived, or will: their ACKs were only late), and SACK loss marking starts over from
+    /// snd_una. Packets already resent stay resent (their retransmissions are in the pipe).
+    pub(crate) fn undo_rto_marks(&mut self) {
+        for f in self.flags.iter_mut() {
+            if *f == LOST {
+                *f = 0;
+                self.n_lost -= 1;
+            }
+        }
+        self.loss_boundary = self.snd_una;
+        self.retx_cursor = self.snd_una;
+    }
+
     /// RTO: every un-SACKed outstanding packet is lost; earlier retransmissions are forgotten.
     pub(crate) fn mark_all_lost(&mut self) {
         // What was in the pipe is what this RTO declares lost.

@@ -9,7 +9,8 @@
 //! * `recovery`: the recovery phase, duplicate ACKs, NewReno inflation, lost retransmissions (RACK);
 //! * `app`: the application's data (endless, finite, stopped);
 //! * `txlog`: the transmissions an ACK may echo, against which every ACK is checked;
-//! * `rate`: delivery-rate samples for the algorithm (draft-cheng-iccrg-delivery-rate-estimation).
+//! * `rate`: delivery-rate samples for the algorithm (draft-cheng-iccrg-delivery-rate-estimation);
+//! * `prr`: Proportional Rate Reduction (RFC 6937), the window during fast recovery when switched on.
 //!
 //! What ties them together stays here:
 //! * RTO timer (RFC 6298 §5): armed when data leaves, restarted when new data is acknowledged, re-armed
@@ -31,6 +32,7 @@
 
 use crate::app::AppData;
 use crate::config::Config;
+use crate::prr::Prr;
 use crate::rate::{DeliveryRate, TxSnapshot};
 use crate::recovery::LossRecovery;
 use crate::rtt::RttEstimator;
@@ -62,6 +64,8 @@ pub struct SenderStats {
     /// Loss events (window reductions, also counted in `fast_recoveries`) started by a lost
     /// retransmission of the current recovery episode (RFC 5681 §4.3).
     pub retx_loss_events: u64,
+    /// RTOs found spurious and undone (`[transport] rto_undo`).
+    pub spurious_timeouts: u64,
 }
 
 /// ACKs, or parts of ACKs, the sender refused, by reason (module doc, "Hostile ACKs").
@@ -93,6 +97,14 @@ impl RejectedAcks {
     pub fn total(&self) -> u64 {
         self.dropped() + self.beyond_snd_nxt + self.bad_sack_blocks + self.sacked_head
     }
+}
+
+/// The first RTO of a series: when it fired and the algorithm's window and threshold before it.
+#[derive(Clone, Copy, Debug)]
+struct RtoUndo {
+    at: Nanos,
+    cwnd: f64,
+    ssthresh: f64,
 }
 
 /// Packets marked lost: on the connection so far, and by the ACK being processed.
@@ -129,6 +141,10 @@ pub struct Sender {
     rate: DeliveryRate,
     /// The algorithm reads delivery-rate samples: only then are the per-transmission snapshots kept.
     rate_samples: bool,
+    prr: Prr,
+    /// What an RTO changed, kept until the first ACK after it tells whether it was spurious
+    /// (`[transport] rto_undo`).
+    undo: Option<RtoUndo>,
     stats: SenderStats,
     txlog: TxLog,
     rejected: RejectedAcks,
@@ -162,6 +178,8 @@ impl Sender {
             force_retx: false,
             app_limited: false,
             rate_samples,
+            prr: Prr::default(),
+            undo: None,
             rate: DeliveryRate::default(),
             stats: SenderStats::default(),
             txlog: TxLog::default(),
@@ -240,6 +258,16 @@ impl Sender {
         self.has_new_data() && self.board.outstanding() < self.cfg.max_window as u64
     }
 
+    /// The window lets another packet into the network: the pipe is below the window, or, in fast
+    /// recovery with PRR, the latest ACK's send quota is not used up.
+    fn window_open(&self) -> bool {
+        if self.prr.is_active() {
+            self.prr.may_send()
+        } else {
+            self.pipe() < self.window()
+        }
+    }
+
     fn window(&self) -> u64 {
         let w = self.cc.cwnd().floor();
         let w = if w.is_finite() {
@@ -267,11 +295,11 @@ impl Sender {
             if now < self.next_send {
                 // Held by pacing alone only if nothing else would hold it at `next_send`: the same
                 // test as `poll_timeout`'s, which then wakes the sender exactly then.
-                self.pacing_held = self.pipe() < self.window()
-                    && (self.may_send_new() || self.board.retx_pending());
+                self.pacing_held =
+                    self.window_open() && (self.may_send_new() || self.board.retx_pending());
                 return None;
             }
-            if self.pipe() >= self.window() {
+            if !self.window_open() {
                 self.pacing_held = false;
                 return None;
             }
@@ -336,6 +364,9 @@ impl Sender {
         } else {
             self.board.on_send_new();
         }
+        if self.prr.is_active() {
+            self.prr.on_send();
+        }
         let wire = payload + self.cfg.header_bytes;
         self.last_ts = ts;
         self.stats.sent_pkts += 1;
@@ -383,7 +414,7 @@ impl Sender {
         let mut take = |x: Nanos| t = Some(t.map_or(x, |y| y.min(x)));
         if self.next_send > 0
             && !self.cc.quiesced()
-            && self.pipe() < self.window()
+            && self.window_open()
             && (self.may_send_new() || self.board.retx_pending())
         {
             take(self.next_send);
@@ -423,9 +454,19 @@ impl Sender {
         self.stats.timeouts += 1;
         let in_flight = self.pipe() as u32;
         let backoffs = self.rtt.back_off();
+        if self.cfg.rto_undo {
+            if backoffs <= 1 {
+                self.undo = Some(RtoUndo {
+                    at: now,
+                    cwnd: self.cc.cwnd(),
+                    ssthresh: self.cc.ssthresh(),
+                });
+            }
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
         self.board.mark_all_lost();
         self.recovery.on_rto(self.board.snd_nxt());
+        self.prr.stop();
         self.pair_pending = false;
         self.next_send = now;
         self.cc.on_timeout(&TimeoutEvent {
@@ -454,6 +495,9 @@ impl Sender {
         }
         let cum_newly = self.advance_cum_ack(now, cum);
         let cum_advanced = cum_newly.is_some();
+        if cum_advanced {
+            self.check_spurious_rto(ack.ts_echo);
+        }
         if cum_advanced && self.board.unsack_head() {
             self.rejected.sacked_head += 1;
         }
@@ -487,11 +531,36 @@ impl Sender {
             };
             self.inform_algorithm(now, ack, newly, cum_advanced, rtt, rate, losses);
         }
+        if self.prr.is_active() {
+            if recovery_ended || !self.recovery.in_fast_recovery() {
+                self.prr.stop();
+            } else {
+                self.prr.on_ack(newly, self.pipe(), self.cc.cwnd());
+            }
+        }
         if recovery_ended {
             self.cc.on_recovery_end(now);
         }
         self.txlog
             .on_verified_echo(ack.ts_echo, self.board.snd_una(), self.rtt.srtt());
+    }
+
+    /// Eifel detection (RFC 3522) of a spurious RTO: the first ACK to advance snd_una after it echoes a
+    /// transmission from before the RTO, so the data the RTO declared lost had arrived; every
+    /// retransmission since carries a later timestamp. Response (Linux's F-RTO undo, RFC 4015 in
+    /// spirit): the algorithm restores its window, the packets marked lost and not yet resent are
+    /// unmarked (they are not resent), and the recovery episode ends.
+    fn check_spurious_rto(&mut self, ts_echo: Nanos) {
+        let Some(u) = self.undo.take() else {
+            return;
+        };
+        if ts_echo >= u.at {
+            return;
+        }
+        self.stats.spurious_timeouts += 1;
+        self.board.undo_rto_marks();
+        self.recovery.undo_rto();
+        self.cc.undo_timeout(u.cwnd, u.ssthresh);
     }
 
     /// The checks that drop an ACK whole, counting why (module doc, "Hostile ACKs"). An acceptable
@@ -657,6 +726,9 @@ impl Sender {
         if !ecn {
             self.force_retx = true;
             self.recovery.enter_fast(self.board.snd_nxt());
+            if self.cfg.prr {
+                self.prr.start(self.board.outstanding());
+            }
             self.stats.fast_recoveries += 1;
         }
     }
@@ -757,5 +829,87 @@ mod tests {
         let out = drain(&mut s, 10);
         assert_eq!(out[0].seq, 0);
         assert!(out[0].flags & flags::RETX != 0);
+    }
+
+    /// RFC 6937 with a scripted loss: 20 packets out, packet 0 lost, one SACK per later packet. With PRR
+    /// the sender sends one packet per two ACKs from the ACK that starts recovery; with RFC 6675's pipe
+    /// rule it sends only the retransmission until the pipe has drained to the halved window, then one
+    /// per ACK.
+    #[test]
+    fn prr_spreads_the_reduction_over_the_round_trip() {
+        let run = |prr: bool| -> (Vec<usize>, u64) {
+            let cfg = Config {
+                initial_cwnd: 20.0,
+                prr,
+                ..Config::default()
+            };
+            let cc = Box::new(Reno::new("newreno", 20.0, &Params::new()).unwrap());
+            let mut s = Sender::new(cfg, cc, None, 0);
+            let w = drain(&mut s, 1);
+            assert_eq!(w.len(), 20);
+            let mut per_ack = Vec::new();
+            for k in 1..20u64 {
+                let mut ack = echo(&w[k as usize], 0);
+                ack.n_sack = 1;
+                ack.sack[0] = SackBlock {
+                    start: 1,
+                    end: k + 1,
+                };
+                s.handle_ack(1_000 + k, &ack);
+                per_ack.push(drain(&mut s, 1_000 + k).len());
+            }
+            (per_ack, s.in_flight() as u64)
+        };
+        let (with, pipe_with) = run(true);
+        let (without, pipe_without) = run(false);
+        // Two slow-start ACKs (2 packets each), then recovery on the third SACK (DupThresh): PRR sends
+        // the retransmission there and then one packet every second ACK.
+        assert_eq!(&with[..8], &[2, 2, 1, 0, 1, 0, 1, 0], "{with:?}");
+        assert_eq!(&without[..2], &[2, 2]);
+        assert!(without[2..12].iter().sum::<usize>() <= 2, "{without:?}");
+        // Both end the round at the reduced window (11: half of the 22-packet window when the loss was
+        // found); PRR's slow-start bound may add the one packet more than was delivered on the last ACK.
+        assert_eq!(pipe_without, 11);
+        assert!((11..=12).contains(&pipe_with), "{pipe_with}");
+    }
+
+    /// A spurious RTO (the ACKs were only late): with `rto_undo` the first ACK after it echoes the
+    /// original transmission's timestamp, the window comes back and the packets the RTO marked lost are
+    /// not resent; without it, the window restarts from one packet and all of them are resent.
+    #[test]
+    fn a_spurious_rto_is_detected_by_its_echo_and_undone() {
+        let run = |undo: bool| -> (f64, Vec<DataSegment>, u64) {
+            let cfg = Config {
+                rto_undo: undo,
+                ..Config::default()
+            };
+            let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
+            let mut s = Sender::new(cfg, cc, None, 0);
+            let w = drain(&mut s, 1);
+            let rto = s.poll_timeout().unwrap();
+            s.handle_timeout(rto);
+            let retx = drain(&mut s, rto);
+            assert_eq!(retx.len(), 1, "the RTO resends the head");
+            assert!(retx[0].flags & flags::RETX != 0);
+            // The ACK of the *original* packet 0 arrives after the RTO.
+            s.handle_ack(rto + 10, &echo(&w[0], 1));
+            (
+                s.cc().cwnd(),
+                drain(&mut s, rto + 10),
+                s.stats().spurious_timeouts,
+            )
+        };
+        let (cwnd, next, n) = run(true);
+        assert_eq!(n, 1);
+        assert!(cwnd >= 10.0, "{cwnd}");
+        assert!(next.iter().all(|d| d.flags & flags::RETX == 0), "{next:?}");
+        assert_eq!(next[0].seq, 10, "new data after the undone RTO");
+        let (cwnd, next, n) = run(false);
+        assert_eq!(n, 0);
+        assert_eq!(cwnd, 2.0);
+        assert!(
+            next.iter().all(|d| d.flags & flags::RETX != 0),
+            "go-back-N resends"
+        );
     }
 }

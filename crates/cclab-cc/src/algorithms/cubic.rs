@@ -14,7 +14,7 @@
 //! Defaults: C = 0.4, β = 0.7 (RFC and Linux). Windows in packets, time in seconds.
 //! Deviation from Linux: no HyStart, no per-jiffy cubic table; the exact formula is evaluated.
 
-use crate::cc::{slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{reno_undo, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
 
@@ -129,6 +129,14 @@ impl CongestionControl for Cubic {
         self.cwnd = self.ssthresh;
     }
 
+    fn undo_timeout(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
             self.reduce();

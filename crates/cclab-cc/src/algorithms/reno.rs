@@ -10,7 +10,7 @@
 //! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start.
 
 use crate::cc::{
-    reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent,
+    reno_on_ack, reno_on_loss, reno_on_timeout, reno_undo, AckSample, CongestionControl, LossEvent,
     TimeoutEvent,
 };
 use crate::params::{ParamError, ParamReader, Params};
@@ -49,6 +49,14 @@ impl CongestionControl for Reno {
     }
     fn on_loss(&mut self, ev: &LossEvent) {
         reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
+    }
+    fn undo_timeout(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
