@@ -6,7 +6,8 @@ Scenarios (results and targets in docs/performance.md):
   b: 100 NewReno flows at 622 Mbit/s (30 at 16 ms, 50 at 60 ms, 20 at 180 ms), 500-packet buffer, 100 s
   b-fq_codel: b with an FQ-CoDel bottleneck (ns-3: FqCoDelQueueDisc), the cost of flow queueing
   b-bbr: b with BBR flows (ns-3: TcpBbr), the cost of delivery-rate sampling, pacing and BBR's model
-  b-copa: b with Copa flows (no ns-3 counterpart: cclab alone)
+  a-copa: a with Copa flows (no ns-3 counterpart: cclab alone; not b, where 100 Copa flows in a
+    500-packet buffer never empty the queue and run away, docs/algorithms/copa.md)
 
 For each: cclab as a whole process (`cclab run`, start-up + simulation + output + plots) and its
 simulation loop alone (summary.json sim.wall_s); ns-3 (validation/ns3/dumbbell.cc) on the same
@@ -39,8 +40,8 @@ SCENARIOS = {
                    "ns3_duration": 3.0, "queue": "fq_codel"},
     "b-bbr": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
               "ns3_duration": 3.0, "cc": "bbr"},
-    "b-copa": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
-               "ns3_duration": None, "cc": "copa"},
+    "a-copa": {"rate": "100Mbps", "buffer": "BDP", "duration": 60.0, "groups": [(10, 100)], "ns3_duration": None,
+               "cc": "copa"},
 }
 # cclab name -> ns-3 TypeId of the algorithms the scenarios use.
 NS3_CC = {"newreno": "TcpNewReno", "bbr": "TcpBbr"}

@@ -58,6 +58,7 @@ def run_ns3(binary: str, cc: str, rtts: list[int], duration: float, measure_star
             spread: float, cache: Path | None = None) -> dict:
     """One ns-3 run; with `cache`, its JSON is kept in a file named by the arguments and reused (an ns-3
     run takes minutes, cclab's seconds, so a table can be redone after a cclab change without them)."""
+    cc = split_cc(cc)[0]  # cclab parameters ("lp:ns3_slow_start=true") do not change the ns-3 run
     key = f"{NS3_NAMES[cc]}_{'-'.join(str(r) for r in rtts)}_d{duration:g}_m{measure_start:g}_s{seed}_x{spread:g}"
     if cache is not None and (cache / f"{key}.json").exists():
         return json.loads((cache / f"{key}.json").read_text())

@@ -64,6 +64,30 @@ impl WindowedMax {
     }
 }
 
+/// The running minimum over a sliding window, by the same three-sample scheme (a maximum of negated
+/// values).
+#[derive(Clone, Debug, Default)]
+pub struct WindowedMin {
+    max: WindowedMax,
+    seen: bool,
+}
+
+impl WindowedMin {
+    /// The minimum over the window (None before any sample).
+    pub fn get(&self) -> Option<f64> {
+        self.seen.then(|| -self.max.get())
+    }
+
+    /// Takes the measurement `v` at `t` (non-decreasing) with window length `win`; returns the minimum.
+    pub fn update(&mut self, win: u64, t: u64, v: f64) -> f64 {
+        if !self.seen {
+            self.seen = true;
+            return -self.max.reset(t, -v);
+        }
+        -self.max.update(win, t, -v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +105,20 @@ mod tests {
         let m = f.update(10, 30, 1.0);
         assert_eq!(m, 1.0, "everything expired");
         assert_eq!(f.update(10, 31, 2.0), 2.0, "a new maximum replaces at once");
+    }
+
+    #[test]
+    fn the_minimum_filter_mirrors_the_maximum() {
+        let mut f = WindowedMin::default();
+        assert_eq!(f.get(), None);
+        f.update(10, 0, 5.0);
+        assert_eq!(f.update(10, 5, 9.0), 5.0);
+        assert_eq!(f.update(10, 6, 3.0), 3.0);
+        // A rising sequence keeps O(1) state, and the minimum expires with its window.
+        for t in 7..100 {
+            f.update(10, t, t as f64);
+        }
+        let m = f.get().unwrap();
+        assert!((80.0..=99.0).contains(&m), "{m}");
     }
 }

@@ -23,8 +23,8 @@ pub mod segment;
 
 pub use config::Config;
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
-mod rate;
 mod prr;
+mod rate;
 pub mod receiver;
 mod recovery;
 mod rtt;

@@ -454,14 +454,12 @@ impl Sender {
         self.stats.timeouts += 1;
         let in_flight = self.pipe() as u32;
         let backoffs = self.rtt.back_off();
-        if self.cfg.rto_undo {
-            if backoffs <= 1 {
-                self.undo = Some(RtoUndo {
-                    at: now,
-                    cwnd: self.cc.cwnd(),
-                    ssthresh: self.cc.ssthresh(),
-                });
-            }
+        if self.cfg.rto_undo && backoffs <= 1 {
+            self.undo = Some(RtoUndo {
+                at: now,
+                cwnd: self.cc.cwnd(),
+                ssthresh: self.cc.ssthresh(),
+            });
         }
         self.rto_deadline = Some(now + self.rtt.rto());
         self.board.mark_all_lost();

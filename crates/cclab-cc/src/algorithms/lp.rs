@@ -9,25 +9,42 @@
 //! indication also resets delay_min and delay_max to the smoothed delay and twice it, so the thresholds
 //! follow a path whose delay changed. Losses and timeouts are Reno's.
 //!
+//! DECISION (ssthresh): an early cut also lowers ssthresh to the new window, so the flow regrows in
+//! congestion avoidance. Linux's `tcp_lp.c` (and ns-3's port) cut only the window: a flow that has not
+//! lost yet (ssthresh still infinite) slow-starts again after each inference time, overshoots the 15 %
+//! threshold within a round trip, and a second indication inside the inference time drops it to one
+//! packet. Measured on an otherwise idle 100 Mbit/s × 50 ms path: one LP flow uses 12 % of the link with
+//! Linux's rule against the paper's claim that TCP-LP uses the capacity nobody else does; `keep_ssthresh =
+//! true` restores Linux's rule, `ns3_slow_start = true` ns-3's (which also keeps slow start running
+//! during the inference time: 43 %). Linux's spike filter for the maximum delay (`owd_max_rsv`: a new
+//! maximum counts once a second sample confirms it) is kept.
+//!
 //! DECISION (delay): the paper and Linux estimate one-way delay from TCP timestamps (with receiver clock
 //! offsets cancelled by the min/max normalisation); this sender uses the RTT samples, smoothed with
 //! gain 1/8 as Linux smooths its one-way delay (queueing on the ACK path therefore counts too).
 
 use crate::cc::{
-    reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent,
-    TimeoutEvent,
+    reno_on_ack, reno_on_loss, reno_on_timeout, slow_start, AckSample, CongestionControl,
+    LossEvent, TimeoutEvent,
 };
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::Nanos;
 
 pub struct Lp {
     threshold: f64,
+    /// ns-3's `TcpLp` pauses only congestion avoidance during the inference time, not slow start.
+    ns3_slow_start: bool,
+    /// Linux's and ns-3's rule: an early cut leaves ssthresh alone (module doc, DECISION).
+    keep_ssthresh: bool,
     cwnd: f64,
     ssthresh: f64,
     /// Smoothed delay and its extremes (ns).
     sdelay: Option<f64>,
     dmin: f64,
     dmax: f64,
+    /// Linux's `owd_max_rsv`: a new maximum is taken only when a second sample confirms it (the first
+    /// is held in reserve), so one delayed packet does not widen the range.
+    dmax_rsv: f64,
     /// The last early-congestion cut, and the inference time after it (3 RTT samples long).
     last_drop: Option<Nanos>,
     inference: Nanos,
@@ -41,14 +58,19 @@ impl Lp {
         let mut r = ParamReader::new("lp", params);
         let threshold = r.f64_in("threshold", 0.15, 0.0, 1.0)?;
         let ssthresh = r.positive("initial_ssthresh", 1e12)?;
+        let ns3_slow_start = r.bool("ns3_slow_start", false)?;
+        let keep_ssthresh = r.bool("keep_ssthresh", false)? || ns3_slow_start;
         r.finish()?;
         Ok(Lp {
             threshold,
+            ns3_slow_start,
+            keep_ssthresh,
             cwnd: initial_cwnd,
             ssthresh,
             sdelay: None,
             dmin: f64::INFINITY,
             dmax: 0.0,
+            dmax_rsv: 0.0,
             last_drop: None,
             inference: 0,
             within_inference: false,
@@ -73,7 +95,18 @@ impl CongestionControl for Lp {
             let s = self.sdelay.map_or(d, |s| s + (d - s) / 8.0);
             self.sdelay = Some(s);
             self.dmin = self.dmin.min(d);
-            self.dmax = self.dmax.max(d);
+            if d > self.dmax {
+                if d > self.dmax_rsv {
+                    self.dmax = if self.dmax_rsv == 0.0 {
+                        d
+                    } else {
+                        self.dmax_rsv
+                    };
+                    self.dmax_rsv = d;
+                } else {
+                    self.dmax = d;
+                }
+            }
             self.inference = 3 * rtt;
             self.within_inference = self
                 .last_drop
@@ -82,12 +115,15 @@ impl CongestionControl for Lp {
                 // Early congestion indication.
                 self.dmin = s;
                 self.dmax = 2.0 * s;
+                self.dmax_rsv = 2.0 * s;
                 self.cwnd = if self.within_inference {
                     1.0
                 } else {
                     (self.cwnd / 2.0).max(1.0)
                 };
-                self.ssthresh = self.ssthresh.min(self.cwnd.max(2.0));
+                if !self.keep_ssthresh {
+                    self.ssthresh = self.ssthresh.min(self.cwnd.max(2.0));
+                }
                 self.last_drop = Some(ack.now);
                 self.within_inference = true;
                 self.early_cuts += 1;
@@ -96,6 +132,8 @@ impl CongestionControl for Lp {
         }
         if !self.within_inference {
             reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
+        } else if self.ns3_slow_start && self.cwnd < self.ssthresh && !ack.in_recovery {
+            slow_start(&mut self.cwnd, self.ssthresh, ack.newly_acked as f64);
         }
     }
     fn on_loss(&mut self, ev: &LossEvent) {
@@ -161,5 +199,31 @@ mod tests {
         }
         assert_eq!(lp.early_cuts, 0);
         assert!(lp.cwnd() > 10.0);
+    }
+
+    #[test]
+    fn an_early_cut_lowers_ssthresh_unless_linux_rules_are_asked_for() {
+        let cut = |params: &Params| {
+            let mut lp = Lp::new(10.0, params).unwrap();
+            lp.cwnd = 100.0;
+            lp.on_ack(&ack(0, 100 * MS));
+            lp.on_ack(&ack(MS, 200 * MS));
+            lp.on_ack(&ack(2 * MS, 200 * MS)); // confirms the new maximum (spike filter)
+            let mut t = 3 * MS;
+            while lp.early_cuts == 0 {
+                lp.on_ack(&ack(t, 200 * MS));
+                t += MS;
+            }
+            (lp.cwnd(), lp.ssthresh())
+        };
+        let (w, ss) = cut(&Params::new());
+        assert!((w - 50.0).abs() < 3.0 && ss == w.max(2.0), "{w} {ss}");
+        let mut p = Params::new();
+        p.insert(
+            "keep_ssthresh".into(),
+            crate::params::ParamValue::Bool(true),
+        );
+        let (w, ss) = cut(&p);
+        assert!((w - 50.0).abs() < 3.0 && ss == 1e12, "{w} {ss}");
     }
 }
