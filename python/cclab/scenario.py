@@ -235,6 +235,9 @@ class Transport(_Model):
     prr: bool = False
     """Proportional Rate Reduction (RFC 6937) sets what is sent during fast recovery (Linux's rule); off:
     the pipe is kept at the algorithm's window (RFC 6675)."""
+    hystart: bool = False
+    """Reno, NewReno, SACK and CUBIC leave slow start by HyStart++ (RFC 9406) when the RTT rises, before the
+    overshoot; off: slow start runs until the first loss."""
     rto_undo: bool = False
     """Detect spurious retransmission timeouts by timestamps (RFC 3522) and undo their window reduction, as
     Linux does (F-RTO); off: every RTO's reduction stands."""
@@ -1022,6 +1025,8 @@ class _Resolver:
             out["prr"] = True
         if t.rto_undo:
             out["rto_undo"] = True
+        if t.hystart:
+            out["hystart"] = True
         if t.receive_window is not None:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)

@@ -17,6 +17,8 @@ pub struct SenderEnv {
     /// [`flow_seed`] from the run's seed and the flow's index, so the simulator and the real datapath
     /// give a flow the same random draws and adding a flow never changes another flow's draws.
     pub seed: u64,
+    /// `[transport] hystart`: the Reno family and CUBIC leave slow start by HyStart++ (RFC 9406).
+    pub hystart: bool,
 }
 
 /// The seed of flow `flow` (its index in the run spec) in a run seeded with `run_seed`: the first draw

@@ -20,6 +20,7 @@ pub mod algorithms;
 pub mod aqm;
 pub mod cc;
 pub mod env;
+pub mod hystart;
 pub mod impair;
 pub mod maxnet_wire;
 pub mod minmax;

@@ -60,6 +60,7 @@ pub fn sender_recovery(name: &str) -> Option<Recovery> {
         packet_size: 1500,
         initial_cwnd: 10.0,
         seed: 0,
+        hystart: false,
     };
     build_sender(name, &Params::default(), &env).ok()?.recovery
 }
@@ -89,13 +90,19 @@ fn sender_with(
 /// algorithms`).
 pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("newreno", |p, e| {
-        sender(Reno::new("newreno", e.initial_cwnd, p)?)
+        sender(Reno::new("newreno", e.initial_cwnd, p)?.with_hystart(e.hystart))
     }),
     ("reno", |p, e| {
-        sender_with(Reno::new("reno", e.initial_cwnd, p)?, Some(Recovery::Reno))
+        sender_with(
+            Reno::new("reno", e.initial_cwnd, p)?.with_hystart(e.hystart),
+            Some(Recovery::Reno),
+        )
     }),
     ("sack", |p, e| {
-        sender_with(Reno::new("sack", e.initial_cwnd, p)?, Some(Recovery::Sack))
+        sender_with(
+            Reno::new("sack", e.initial_cwnd, p)?.with_hystart(e.hystart),
+            Some(Recovery::Sack),
+        )
     }),
     ("fast", |p, e| {
         sender(Fast::new(e.initial_cwnd, e.packet_size, p)?)
@@ -119,7 +126,9 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("maxnet", |p, e| {
         sender(MaxNet::new(e.initial_cwnd, e.packet_size, p)?)
     }),
-    ("cubic", |p, e| sender(Cubic::new(e.initial_cwnd, p)?)),
+    ("cubic", |p, e| {
+        sender(Cubic::new(e.initial_cwnd, p)?.with_hystart(e.hystart))
+    }),
     ("vegas", |p, e| sender(Vegas::new(e.initial_cwnd, p)?)),
     ("highspeed", |p, e| {
         sender(HighSpeed::new(e.initial_cwnd, p)?)
@@ -234,6 +243,7 @@ mod tests {
             packet_size: 1500,
             initial_cwnd: 10.0,
             seed: 0,
+            hystart: false,
         }
     }
 
@@ -376,6 +386,7 @@ mod tests {
             packet_size: 1500,
             initial_cwnd: 10.0,
             seed: 1,
+            hystart: false,
         };
         for name in SENDER_NAMES {
             let built = build_sender(name, &Params::default(), &env).unwrap();

@@ -68,6 +68,7 @@ fn a_loss_event_never_increases_cwnd() {
         packet_size: 1500,
         initial_cwnd: 10.0,
         seed: 1,
+        hystart: false,
     };
     for &name in SENDER_NAMES {
         let mut cc = build_sender(name, &Params::new(), &env).unwrap().cc;

@@ -371,6 +371,7 @@ fn sender_env(f: &FlowSpec, seed: u64) -> SenderEnv {
         packet_size: f.transport.packet_size,
         initial_cwnd: f.transport.initial_cwnd,
         seed,
+        hystart: f.transport.hystart,
     }
 }
 

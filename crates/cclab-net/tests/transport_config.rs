@@ -35,6 +35,7 @@ fn resolved(f: &FlowSpec) -> [Config; 3] {
         packet_size: t.packet_size,
         initial_cwnd: t.initial_cwnd,
         seed: 1,
+        hystart: false,
     };
     let built = build_sender(&f.cc, &f.params, &env).unwrap();
     [
@@ -64,6 +65,7 @@ fn simulator_and_real_datapath_resolve_alike() {
             max_window: Some(118),
             prr: true,
             rto_undo: true,
+            hystart: true,
         },
     ];
     for t in transports {

@@ -261,6 +261,7 @@ fn validate_sender(
         packet_size,
         initial_cwnd,
         seed: 0,
+        hystart: false,
     };
     match guard(|| registry::build_sender(name, &params, &env).map(|b| b.cc.warnings()))? {
         Ok(w) => Ok(w),

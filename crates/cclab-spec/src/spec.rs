@@ -129,6 +129,9 @@ pub struct TransportSpec {
     /// Detect spurious RTOs by timestamps (RFC 3522) and undo them, as Linux does (default off).
     #[serde(default, skip_serializing_if = "is_false")]
     pub rto_undo: bool,
+    /// The Reno family and CUBIC leave slow start by HyStart++ (RFC 9406) (default off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hystart: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -151,6 +154,7 @@ impl Default for TransportSpec {
             max_window: None,
             prr: false,
             rto_undo: false,
+            hystart: false,
         }
     }
 }

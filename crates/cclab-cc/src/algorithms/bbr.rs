@@ -698,6 +698,7 @@ mod tests {
             packet_size: 1500,
             initial_cwnd: 10.0,
             seed: 7,
+            hystart: false,
         }
     }
 

@@ -258,6 +258,7 @@ mod tests {
             packet_size: 1500,
             initial_cwnd: 10.0,
             seed: 1,
+            hystart: false,
         }
     }
 

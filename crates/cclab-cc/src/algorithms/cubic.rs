@@ -12,9 +12,14 @@
 //! * Slow start below ssthresh as Reno (HyStart is optional in the RFC and off here).
 //!
 //! Defaults: C = 0.4, β = 0.7 (RFC and Linux). Windows in packets, time in seconds.
-//! Deviation from Linux: no HyStart, no per-jiffy cubic table; the exact formula is evaluated.
+//! Deviations from Linux: HyStart++ (RFC 9406, `[transport] hystart`) in place of Linux's HyStart, and off
+//! unless asked for; no per-jiffy cubic table, the exact formula is evaluated.
 
-use crate::cc::{reno_undo, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{
+    reno_undo, slow_start, slow_start_hystart, AckSample, CongestionControl, LossEvent,
+    TimeoutEvent,
+};
+use crate::hystart::HyStartPlusPlus;
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
 
@@ -32,6 +37,7 @@ pub struct Cubic {
     /// Start of the current congestion-avoidance epoch (None until the first CA ACK).
     epoch: Option<Nanos>,
     w_est: f64,
+    hystart: Option<HyStartPlusPlus>,
 }
 
 impl Cubic {
@@ -54,7 +60,14 @@ impl Cubic {
             k: 0.0,
             epoch: None,
             w_est: 0.0,
+            hystart: None,
         })
+    }
+
+    /// Slow start ends by HyStart++ (RFC 9406) when `on`.
+    pub fn with_hystart(mut self, on: bool) -> Self {
+        self.hystart = on.then(HyStartPlusPlus::default);
+        self
     }
 
     /// W_cubic(t), packets (RFC 9438 eq. 1).
@@ -103,7 +116,16 @@ impl CongestionControl for Cubic {
         }
         let mut acked = ack.newly_acked as f64;
         if self.cwnd < self.ssthresh {
-            acked = slow_start(&mut self.cwnd, self.ssthresh, acked);
+            acked = if self.hystart.is_some() {
+                slow_start_hystart(
+                    &mut self.cwnd,
+                    &mut self.ssthresh,
+                    self.hystart.as_mut(),
+                    ack,
+                )
+            } else {
+                slow_start(&mut self.cwnd, self.ssthresh, acked)
+            };
             if acked <= 0.0 {
                 return;
             }

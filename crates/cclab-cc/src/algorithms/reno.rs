@@ -7,18 +7,21 @@
 //! * slow start: cwnd += 1 per acked packet while cwnd < ssthresh;
 //! * congestion avoidance: cwnd += 1/cwnd per acked packet;
 //! * loss event (3 dup-ACKs / SACK): ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), cwnd = ssthresh;
-//! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start.
+//! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start;
+//! * with `[transport] hystart`, slow start ends by HyStart++ (RFC 9406) when the RTT rises.
 
 use crate::cc::{
-    reno_on_ack, reno_on_loss, reno_on_timeout, reno_undo, AckSample, CongestionControl, LossEvent,
-    TimeoutEvent,
+    reno_increase, reno_on_ack, reno_on_loss, reno_on_timeout, reno_undo, slow_start_hystart,
+    AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
+use crate::hystart::HyStartPlusPlus;
 use crate::params::{ParamError, ParamReader, Params};
 
 pub struct Reno {
     name: &'static str,
     cwnd: f64,
     ssthresh: f64,
+    hystart: Option<HyStartPlusPlus>,
 }
 
 impl Reno {
@@ -30,7 +33,14 @@ impl Reno {
             name,
             cwnd: initial_cwnd,
             ssthresh,
+            hystart: None,
         })
+    }
+
+    /// Slow start ends by HyStart++ (RFC 9406) when `on`.
+    pub fn with_hystart(mut self, on: bool) -> Self {
+        self.hystart = on.then(HyStartPlusPlus::default);
+        self
     }
 }
 
@@ -45,7 +55,22 @@ impl CongestionControl for Reno {
         self.ssthresh
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
+        if self.hystart.is_none() || self.cwnd >= self.ssthresh {
+            reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
+            return;
+        }
+        if ack.in_recovery || ack.app_limited {
+            return;
+        }
+        let left = slow_start_hystart(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            self.hystart.as_mut(),
+            ack,
+        );
+        if left > 0.0 {
+            reno_increase(&mut self.cwnd, left);
+        }
     }
     fn on_loss(&mut self, ev: &LossEvent) {
         reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);

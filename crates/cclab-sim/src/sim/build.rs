@@ -111,6 +111,7 @@ fn build_flow(
         packet_size: t.packet_size,
         initial_cwnd: t.initial_cwnd,
         seed: flow_seed(spec.seed, i as u64),
+        hystart: t.hystart,
     };
     let built = build_sender(&f.cc, &f.params, &env).map_err(|e| {
         let field = if e.field == "cc" {
@@ -182,6 +183,7 @@ pub(super) fn transfer(
         packet_size: t.packet_size,
         initial_cwnd: t.initial_cwnd,
         seed: flow_seed(seed, (1 << 40) | (((s as u64) << 32) ^ n)),
+        hystart: t.hystart,
     };
     let built = build_sender(&tpl.cc, &tpl.params, &env).expect("validated with the spec");
     let cfg = transport_config(tpl);
@@ -245,6 +247,7 @@ impl Simulation {
                         packet_size: f.transport.packet_size,
                         initial_cwnd: f.transport.initial_cwnd,
                         seed: 0,
+                        hystart: f.transport.hystart,
                     };
                     build_sender(&f.cc, &f.params, &env).map_err(|e| {
                         let field = if e.field == "cc" {

@@ -18,6 +18,7 @@ fn madison(params: &[(&str, f64)]) -> Madison {
         packet_size: 1500,
         initial_cwnd: 10.0,
         seed: 7,
+        hystart: false,
     };
     Madison::new(&env, &p).unwrap()
 }
@@ -575,6 +576,7 @@ fn params_and_state() {
         packet_size: 1500,
         initial_cwnd: 10.0,
         seed: 0,
+        hystart: false,
     };
     let e = Madison::new(&env, &p).err().unwrap();
     assert_eq!(e.field, "p_mn");
