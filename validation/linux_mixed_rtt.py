@@ -10,7 +10,7 @@ drop-tail buffer: 100 Mbit/s with 40/160 ms, 50 Mbit/s with 20/100 ms. Flows sta
 [0, --spread] s. One run per seed for every driver: kernel:reno and kernel:cubic (real), the simulator's
 newreno and cubic, the simulator again with per-packet jitter at the bottleneck (--jitter, ms; order
 kept), the remedy ns-2 used for phase effects, and with --linux-recovery a third time with Linux's
-recovery rules on as well (PRR, spurious-RTO undo). Prints per dumbbell the per-RTT-group mean goodput with its
+recovery rules on as well (PRR, spurious-RTO undo, and HyStart++ for CUBIC as Linux runs HyStart). Prints per dumbbell the per-RTT-group mean goodput with its
 95 % CI over seeds, Jain's index, and each seed's long-RTT group (these shares are a lottery per run, so
 distributions are compared, not runs). Results are kept as JSON in `--out`: an interrupted run resumes.
 """
@@ -47,7 +47,9 @@ def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str 
         "seed": seed,
         "measure": [f"{measure:g}s", f"{duration:g}s"],
         "topology": {"kind": "dumbbell", "bottleneck": bottleneck},
-        **({"transport": {"prr": True, "rto_undo": True}} if prr else {}),
+        # Linux's recovery (PRR, spurious-RTO undo) and, for CUBIC, its slow-start exit (HyStart; ours is
+        # HyStart++).
+        **({"transport": {"prr": True, "rto_undo": True, "hystart": cc == "cubic"}} if prr else {}),
         "flows": [{"cc": cc, "count": 2, "rtt": f"{short}ms", **start},
                   {"cc": cc, "count": 2, "rtt": f"{long_}ms", **start}],
     }
@@ -73,7 +75,7 @@ def main() -> int:
                     help="the simulator's second variant: per-packet jitter at the bottleneck, ms (0: none)")
     ap.add_argument("--linux-recovery", action="store_true",
                     help="a third simulator variant: the jittered one with Linux's recovery rules "
-                         "([transport] prr and rto_undo)")
+                         "([transport] prr and rto_undo; hystart for cubic)")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "linux")
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
@@ -91,7 +93,7 @@ def main() -> int:
         for kind, cc, jit, prr in variants:
             shorts, longs, jains = [], [], []
             for seed in seeds:
-                tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux' if prr else ''}"
+                tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux2' if prr else ''}"
                        f"_s{seed}_x{a.spread:g}_d{a.duration:g}")
                 path = a.out / f"{tag}.json"
                 if path.exists():
@@ -106,7 +108,7 @@ def main() -> int:
                 longs.append(g_long)
                 jains.append(s["jain"])
             (ms, _, _, hs), (ml, _, _, hl), (mj, _, _, hj) = spread(shorts), spread(longs), spread(jains)
-            label = kind if jit == 0 else f"sim, jitter {jit:g} ms" + (", PRR + RTO undo" if prr else "")
+            label = kind if jit == 0 else f"sim, jitter {jit:g} ms" + (", Linux recovery" if prr else "")
             print(f"| {db} | {label} | {cc} | {ms:.2f} ± {hs:.2f} | {ml:.2f} ± {hl:.2f} | {mj:.3f} ± {hj:.3f} | "
                   f"{', '.join(f'{x:.1f}' for x in longs)} |", flush=True)
     return 0
