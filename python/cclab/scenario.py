@@ -238,6 +238,9 @@ class Transport(_Model):
     hystart: bool = False
     """Reno, NewReno, SACK and CUBIC leave slow start by HyStart++ (RFC 9406) when the RTT rises, before the
     overshoot; off: slow start runs until the first loss."""
+    cwnd_validation: bool = False
+    """Congestion-window validation (RFC 7661's growth rule): while the receive window limits the sender,
+    the algorithm's window does not grow; off: it keeps growing however little is in flight."""
     rto_undo: bool = False
     """Detect spurious retransmission timeouts by timestamps (RFC 3522) and undo their window reduction, as
     Linux does (F-RTO); off: every RTO's reduction stands."""
@@ -1027,6 +1030,8 @@ class _Resolver:
             out["rto_undo"] = True
         if t.hystart:
             out["hystart"] = True
+        if t.cwnd_validation:
+            out["cwnd_validation"] = True
         if t.receive_window is not None:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)

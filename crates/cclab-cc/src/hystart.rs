@@ -30,7 +30,7 @@ pub enum SlowStartStep {
     Exit,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct HyStartPlusPlus {
     /// A round ends when the packet sent at its start is acknowledged (delivered count then).
     round_end: u64,
@@ -40,19 +40,6 @@ pub struct HyStartPlusPlus {
     /// In CSS: the minimum RTT that sent it there, and the rounds spent in it.
     css_baseline: Option<Nanos>,
     css_rounds: u32,
-}
-
-impl Default for HyStartPlusPlus {
-    fn default() -> Self {
-        HyStartPlusPlus {
-            round_end: 0,
-            last_round_min_rtt: None,
-            current_round_min_rtt: None,
-            samples: 0,
-            css_baseline: None,
-            css_rounds: 0,
-        }
-    }
 }
 
 impl HyStartPlusPlus {

@@ -66,6 +66,7 @@ fn simulator_and_real_datapath_resolve_alike() {
             prr: true,
             rto_undo: true,
             hystart: true,
+            cwnd_validation: true,
         },
     ];
     for t in transports {

@@ -47,6 +47,7 @@ impl TransportSpec {
                 .max(1),
             prr: self.prr,
             rto_undo: self.rto_undo,
+            cwnd_validation: self.cwnd_validation,
             ..Config::default()
         }
     }

@@ -132,6 +132,9 @@ pub struct TransportSpec {
     /// The Reno family and CUBIC leave slow start by HyStart++ (RFC 9406) (default off).
     #[serde(default, skip_serializing_if = "is_false")]
     pub hystart: bool,
+    /// Congestion-window validation (RFC 7661's growth rule) (default off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cwnd_validation: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -155,6 +158,7 @@ impl Default for TransportSpec {
             prr: false,
             rto_undo: false,
             hystart: false,
+            cwnd_validation: false,
         }
     }
 }

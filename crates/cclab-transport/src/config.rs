@@ -33,6 +33,9 @@ pub struct Config {
     pub prr: bool,
     /// Detect spurious RTOs (Eifel, RFC 3522, by timestamps) and undo them (Linux's F-RTO undo).
     pub rto_undo: bool,
+    /// Congestion-window validation (RFC 7661, its growth rule): while the receive window, not cwnd,
+    /// limits the sender, ACKs are reported application-limited and the window does not grow.
+    pub cwnd_validation: bool,
 }
 
 impl Default for Config {
@@ -52,6 +55,7 @@ impl Default for Config {
             max_window: 1 << 20,
             prr: false,
             rto_undo: false,
+            cwnd_validation: false,
         }
     }
 }

@@ -300,6 +300,11 @@ impl Sender {
                 return None;
             }
             if !self.window_open() {
+                // The receive window, not cwnd, is what is full (window() is the smaller of the two):
+                // with congestion-window validation the flow counts as application-limited.
+                if self.cfg.cwnd_validation && self.cc.cwnd() >= self.cfg.max_window as f64 {
+                    self.app_limited = true;
+                }
                 self.pacing_held = false;
                 return None;
             }
@@ -308,6 +313,10 @@ impl Sender {
             Some(s) => (s, true),
             None if self.may_send_new() => (self.board.snd_nxt(), false),
             None if self.has_new_data() => {
+                // The receive window is the limit. With congestion-window validation (RFC 7661) this
+                // counts as application-limited for the algorithm: cwnd does not grow on ACKs of a
+                // flight the window did not limit.
+                self.app_limited |= self.cfg.cwnd_validation;
                 self.pair_pending = false;
                 self.pacing_held = false;
                 return None;
