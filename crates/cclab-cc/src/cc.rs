@@ -246,32 +246,6 @@ pub fn slow_start(cwnd: &mut f64, ssthresh: f64, acked: f64) -> f64 {
     acked - used
 }
 
-/// Slow start for an ACK, through HyStart++ when the flow runs it: returns the acked packets left for
-/// congestion avoidance (none while HyStart++ holds the growth back; all once it ends slow start, which
-/// sets ssthresh to the window).
-#[inline]
-pub fn slow_start_hystart(
-    cwnd: &mut f64,
-    ssthresh: &mut f64,
-    hystart: Option<&mut crate::hystart::HyStartPlusPlus>,
-    ack: &AckSample,
-) -> f64 {
-    let acked = ack.newly_acked as f64;
-    match hystart {
-        None => slow_start(cwnd, *ssthresh, acked),
-        Some(h) => match h.on_ack(ack) {
-            crate::hystart::SlowStartStep::Grow(g) => {
-                slow_start(cwnd, *ssthresh, g);
-                0.0
-            }
-            crate::hystart::SlowStartStep::Exit => {
-                *ssthresh = *cwnd;
-                acked
-            }
-        },
-    }
-}
-
 /// Reno congestion avoidance: cwnd += 1/cwnd per acked packet (one packet per RTT).
 #[inline]
 pub fn reno_increase(cwnd: &mut f64, acked: f64) {

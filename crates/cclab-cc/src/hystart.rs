@@ -10,7 +10,7 @@
 //! false alarm and slow start resumes. Growth is at most L = 8 packets per ACK (RFC 9406 §4.3, for a
 //! sender that does not pace).
 
-use crate::cc::AckSample;
+use crate::cc::{slow_start, AckSample};
 use crate::time::{Nanos, NS_PER_MS};
 
 const MIN_RTT_THRESH: Nanos = 4 * NS_PER_MS;
@@ -91,6 +91,32 @@ impl HyStartPlusPlus {
             }
         }
         SlowStartStep::Grow(acked)
+    }
+}
+
+/// Slow start for an ACK, through HyStart++ when the flow runs it: returns the acked packets left for
+/// congestion avoidance (none while HyStart++ holds the growth back; all once it ends slow start, which
+/// sets ssthresh to the window).
+#[inline]
+pub fn slow_start_hystart(
+    cwnd: &mut f64,
+    ssthresh: &mut f64,
+    hystart: Option<&mut HyStartPlusPlus>,
+    ack: &AckSample,
+) -> f64 {
+    let acked = ack.newly_acked as f64;
+    match hystart {
+        None => slow_start(cwnd, *ssthresh, acked),
+        Some(h) => match h.on_ack(ack) {
+            SlowStartStep::Grow(g) => {
+                slow_start(cwnd, *ssthresh, g);
+                0.0
+            }
+            SlowStartStep::Exit => {
+                *ssthresh = *cwnd;
+                acked
+            }
+        },
     }
 }
 

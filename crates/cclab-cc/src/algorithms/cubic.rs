@@ -15,11 +15,8 @@
 //! Deviations from Linux: HyStart++ (RFC 9406, `[transport] hystart`) in place of Linux's HyStart, and off
 //! unless asked for; no per-jiffy cubic table, the exact formula is evaluated.
 
-use crate::cc::{
-    reno_undo, slow_start, slow_start_hystart, AckSample, CongestionControl, LossEvent,
-    TimeoutEvent,
-};
-use crate::hystart::HyStartPlusPlus;
+use crate::cc::{reno_undo, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::hystart::{slow_start_hystart, HyStartPlusPlus};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
 

@@ -11,10 +11,10 @@
 //! * with `[transport] hystart`, slow start ends by HyStart++ (RFC 9406) when the RTT rises.
 
 use crate::cc::{
-    reno_increase, reno_on_ack, reno_on_loss, reno_on_timeout, reno_undo, slow_start_hystart,
-    AckSample, CongestionControl, LossEvent, TimeoutEvent,
+    reno_increase, reno_on_ack, reno_on_loss, reno_on_timeout, reno_undo, AckSample,
+    CongestionControl, LossEvent, TimeoutEvent,
 };
-use crate::hystart::HyStartPlusPlus;
+use crate::hystart::{slow_start_hystart, HyStartPlusPlus};
 use crate::params::{ParamError, ParamReader, Params};
 
 pub struct Reno {
