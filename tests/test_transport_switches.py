@@ -53,3 +53,23 @@ def test_rto_undo_and_prr_rescue_the_long_flows_of_a_mixed_rtt_dumbbell():
     plain = statistics.fmean(long_group({}, s) for s in seeds)
     linux = statistics.fmean(long_group({"prr": True, "rto_undo": True}, s) for s in seeds)
     assert linux > 1.3 * plain, (plain, linux)
+
+
+def test_tail_loss_probes_repair_short_transfers_without_the_rto():
+    # 4 transfers of 30 KB (21 packets) per run at 40 ms over a link losing 3 % of data packets, seeds
+    # 1-50 (200 transfers): a loss among the last packets leaves too few later packets for three SACKs,
+    # so without TLP only the RTO (≥ 200 ms) repairs it. Measured: RTOs 24 -> 11, completion-time p90
+    # 0.321 -> 0.202 s, mean 0.127 -> 0.120 s. Bounds: RTOs at most 2/3, p90 at most 0.8x.
+    def transfers(tlp):
+        rtos, done = 0, []
+        for seed in range(1, 51):
+            s = run({"tlp": tlp}, [{"cc": "newreno", "rtt": "40ms", "count": 4, "size": "30KB"}],
+                    seed=seed, bottleneck={"loss": 0.03}).summary
+            rtos += sum(f["timeouts"] for f in s["flows"])
+            done += [f["finish"] - f["start"] for f in s["flows"] if f["finish"]]
+        done.sort()
+        return rtos, done[int(0.9 * len(done))], len(done)
+    plain, probed = transfers(False), transfers(True)
+    assert plain[2] == probed[2] == 200
+    assert probed[0] <= plain[0] * 2 / 3, (plain, probed)
+    assert probed[1] <= 0.8 * plain[1], (plain, probed)

@@ -238,6 +238,10 @@ class Transport(_Model):
     hystart: bool = False
     """Reno, NewReno, SACK and CUBIC leave slow start by HyStart++ (RFC 9406) when the RTT rises, before the
     overshoot; off: slow start runs until the first loss."""
+    tlp: bool = False
+    """Tail loss probes (RFC 8985): a lost tail is found by a probe sent 2·SRTT after the last ACK, and
+    RACK's time rule marks lost what was sent well before a delivered packet; off: the tail waits for the
+    RTO."""
     cwnd_validation: bool = False
     """Congestion-window validation (RFC 7661's growth rule): while the receive window limits the sender,
     the algorithm's window does not grow; off: it keeps growing however little is in flight."""
@@ -1032,6 +1036,8 @@ class _Resolver:
             out["hystart"] = True
         if t.cwnd_validation:
             out["cwnd_validation"] = True
+        if t.tlp:
+            out["tlp"] = True
         if t.receive_window is not None:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)

@@ -67,6 +67,7 @@ fn simulator_and_real_datapath_resolve_alike() {
             rto_undo: true,
             hystart: true,
             cwnd_validation: true,
+            tlp: true,
         },
     ];
     for t in transports {

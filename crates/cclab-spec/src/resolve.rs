@@ -48,6 +48,7 @@ impl TransportSpec {
             prr: self.prr,
             rto_undo: self.rto_undo,
             cwnd_validation: self.cwnd_validation,
+            tlp: self.tlp,
             ..Config::default()
         }
     }

@@ -135,6 +135,9 @@ pub struct TransportSpec {
     /// Congestion-window validation (RFC 7661's growth rule) (default off).
     #[serde(default, skip_serializing_if = "is_false")]
     pub cwnd_validation: bool,
+    /// Tail loss probes with RACK for original transmissions (RFC 8985) (default off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tlp: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -159,6 +162,7 @@ impl Default for TransportSpec {
             rto_undo: false,
             hystart: false,
             cwnd_validation: false,
+            tlp: false,
         }
     }
 }

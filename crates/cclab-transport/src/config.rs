@@ -36,6 +36,8 @@ pub struct Config {
     /// Congestion-window validation (RFC 7661, its growth rule): while the receive window, not cwnd,
     /// limits the sender, ACKs are reported application-limited and the window does not grow.
     pub cwnd_validation: bool,
+    /// Tail loss probes (RFC 8985 §7) with RACK loss detection for original transmissions.
+    pub tlp: bool,
 }
 
 impl Default for Config {
@@ -56,6 +58,7 @@ impl Default for Config {
             prr: false,
             rto_undo: false,
             cwnd_validation: false,
+            tlp: false,
         }
     }
 }

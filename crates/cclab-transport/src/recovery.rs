@@ -53,7 +53,7 @@ struct RetxFence {
 
 /// RACK's reordering window (RFC 8985 §6.2, min_RTT/4): how much longer than the delivered later
 /// transmission's RTT a retransmission may be out before it counts as lost rather than reordered.
-fn reo_wnd(min_rtt: Nanos) -> Nanos {
+pub(crate) fn reo_wnd(min_rtt: Nanos) -> Nanos {
     min_rtt / 4
 }
 

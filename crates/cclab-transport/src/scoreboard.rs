@@ -34,6 +34,10 @@ pub(crate) struct Scoreboard {
     highest_sacked: u64,
     /// Known SACKed ranges above snd_una (merged, sorted).
     known: Vec<SackBlock>,
+    /// First-transmission times of [snd_una, snd_nxt), kept only for RACK on original transmissions
+    /// (`[transport] tlp`; empty otherwise), and the packet below which RACK has decided.
+    sent_at: Option<VecDeque<u64>>,
+    rack_cursor: u64,
 }
 
 impl Scoreboard {
@@ -50,7 +54,45 @@ impl Scoreboard {
             retx_cursor: 0,
             highest_sacked: 0,
             known: Vec::new(),
+            sent_at: None,
+            rack_cursor: 0,
         }
+    }
+
+    /// Keep each packet's first-transmission time, for [`Scoreboard::rack_mark_lost`].
+    pub(crate) fn with_send_times(mut self) -> Scoreboard {
+        self.sent_at = Some(VecDeque::with_capacity(64));
+        self
+    }
+
+    /// RACK (RFC 8985 §6.2) for original transmissions: a packet neither SACKed nor already lost, sent at
+    /// least `reo_wnd` before a transmission that has been delivered (sent at `delivered_ts`), is lost.
+    /// New packets leave in sequence order, so the packets decided form a prefix and the scan resumes
+    /// where it stopped (amortised O(1)). Resent packets are RACK's retransmission rule's business
+    /// (`recovery`). Returns packets newly marked lost.
+    pub(crate) fn rack_mark_lost(&mut self, delivered_ts: u64, reo_wnd: u64) -> u64 {
+        let Some(sent) = &self.sent_at else {
+            return 0;
+        };
+        let mut seq = self.rack_cursor.max(self.snd_una);
+        let mut newly = 0;
+        while seq < self.snd_nxt {
+            let i = (seq - self.snd_una) as usize;
+            if sent[i].saturating_add(reo_wnd) > delivered_ts {
+                break;
+            }
+            let f = &mut self.flags[i];
+            if *f & (SACKED | LOST) == 0 {
+                *f |= LOST;
+                newly += 1;
+                self.retx_cursor = self.retx_cursor.min(seq);
+            }
+            seq += 1;
+        }
+        self.rack_cursor = seq;
+        self.n_lost += newly;
+        self.marked_lost += newly;
+        newly
     }
 
     pub(crate) fn snd_una(&self) -> u64 {
@@ -86,9 +128,12 @@ impl Scoreboard {
         self.outstanding() + self.n_retx - self.n_sacked - self.n_lost
     }
 
-    /// A new packet (`snd_nxt`) left.
-    pub(crate) fn on_send_new(&mut self) {
+    /// A new packet (`snd_nxt`) left at `ts`.
+    pub(crate) fn on_send_new(&mut self, ts: u64) {
         self.flags.push_back(0);
+        if let Some(s) = &mut self.sent_at {
+            s.push_back(ts);
+        }
         self.snd_nxt += 1;
     }
 
@@ -127,6 +172,9 @@ impl Scoreboard {
     pub(crate) fn advance(&mut self, cum: u64) -> u64 {
         let mut newly = 0;
         for _ in self.snd_una..cum {
+            if let Some(s) = &mut self.sent_at {
+                s.pop_front();
+            }
             let f = self.flags.pop_front().unwrap_or(0);
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
@@ -308,6 +356,7 @@ impl Scoreboard {
         }
         self.loss_boundary = self.snd_una;
         self.retx_cursor = self.snd_una;
+        self.rack_cursor = self.snd_una;
     }
 
     /// RTO: every un-SACKed outstanding packet is lost; earlier retransmissions are forgotten.
@@ -333,7 +382,7 @@ mod tests {
     fn board(sent: u64) -> Scoreboard {
         let mut b = Scoreboard::new();
         for _ in 0..sent {
-            b.on_send_new();
+            b.on_send_new(0);
         }
         b
     }

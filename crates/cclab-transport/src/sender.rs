@@ -34,7 +34,7 @@ use crate::app::AppData;
 use crate::config::Config;
 use crate::prr::Prr;
 use crate::rate::{DeliveryRate, TxSnapshot};
-use crate::recovery::LossRecovery;
+use crate::recovery::{reo_wnd, LossRecovery};
 use crate::rtt::RttEstimator;
 use crate::scoreboard::Scoreboard;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
@@ -66,6 +66,8 @@ pub struct SenderStats {
     pub retx_loss_events: u64,
     /// RTOs found spurious and undone (`[transport] rto_undo`).
     pub spurious_timeouts: u64,
+    /// Tail loss probes sent (`[transport] tlp`).
+    pub tail_loss_probes: u64,
 }
 
 /// ACKs, or parts of ACKs, the sender refused, by reason (module doc, "Hostile ACKs").
@@ -145,6 +147,11 @@ pub struct Sender {
     /// What an RTO changed, kept until the first ACK after it tells whether it was spurious
     /// (`[transport] rto_undo`).
     undo: Option<RtoUndo>,
+    /// Tail loss probe (`[transport] tlp`): when the probe timeout fires, and the sequence the probe
+    /// that is out must reach before another may be sent.
+    pto_deadline: Option<Nanos>,
+    tlp_end: Option<u64>,
+    probe_pending: bool,
     stats: SenderStats,
     txlog: TxLog,
     rejected: RejectedAcks,
@@ -163,11 +170,16 @@ impl Sender {
         let recovery = LossRecovery::new(cfg.recovery, cfg.sack);
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let rate_samples = cc.wants_rate_samples();
+        let board = if cfg.tlp {
+            Scoreboard::new().with_send_times()
+        } else {
+            Scoreboard::new()
+        };
         Sender {
             cfg,
             cc,
             app,
-            board: Scoreboard::new(),
+            board,
             recovery,
             rtt,
             rto_deadline: None,
@@ -180,6 +192,9 @@ impl Sender {
             rate_samples,
             prr: Prr::default(),
             undo: None,
+            pto_deadline: None,
+            tlp_end: None,
+            probe_pending: false,
             rate: DeliveryRate::default(),
             stats: SenderStats::default(),
             txlog: TxLog::default(),
@@ -289,7 +304,8 @@ impl Sender {
             return None;
         }
         let pair_second = self.pair_pending;
-        let forced = self.force_retx && self.board.retx_pending();
+        let probe = std::mem::take(&mut self.probe_pending);
+        let forced = probe || (self.force_retx && self.board.retx_pending());
         self.force_retx = false;
         if !pair_second && !forced {
             if now < self.next_send {
@@ -371,7 +387,7 @@ impl Sender {
             self.stats.retransmits += 1;
             self.recovery.on_retransmit(seq, self.board.snd_nxt(), ts);
         } else {
-            self.board.on_send_new();
+            self.board.on_send_new(ts);
         }
         if self.prr.is_active() {
             self.prr.on_send();
@@ -404,6 +420,9 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        if self.cfg.tlp && !retx {
+            self.arm_pto(now);
+        }
         let seg = DataSegment {
             seq,
             payload,
@@ -434,7 +453,54 @@ impl Sender {
         if let Some(r) = self.recovery.rack_deadline(self.rtt.min_rtt()) {
             take(r);
         }
+        if let Some(p) = self.pto_deadline {
+            take(p);
+        }
         t
+    }
+
+    /// RFC 8985 §7.2: (re)arms the probe timeout, PTO = 2·SRTT (+ the receiver's delayed-ACK timer when
+    /// one packet is out and the receiver delays ACKs), not beyond the RTO, while data is outstanding,
+    /// no recovery runs and no probe is out.
+    fn arm_pto(&mut self, now: Nanos) {
+        self.pto_deadline = None;
+        if !self.cfg.tlp
+            || !self.recovery.is_open()
+            || self.tlp_end.is_some()
+            || self.board.outstanding() == 0
+            || self.rtt.srtt() == 0
+        {
+            return;
+        }
+        let mut pto = 2 * self.rtt.srtt();
+        if self.board.outstanding() == 1 && self.cfg.delayed_ack > 1 {
+            pto += self.cfg.delack_timeout;
+        }
+        let at = now + pto;
+        self.pto_deadline = Some(self.rto_deadline.map_or(at, |r| at.min(r)));
+    }
+
+    /// RFC 8985 §7.3: the probe timeout fired: one packet leaves whatever the window, new data if the
+    /// receive window allows, else the highest packet sent again. Its ACK lets RACK find the lost tail
+    /// (or shows nothing was lost) without waiting for the RTO.
+    fn send_tail_loss_probe(&mut self, now: Nanos) {
+        self.pto_deadline = None;
+        if self.board.outstanding() == 0 || !self.recovery.is_open() {
+            return;
+        }
+        // The probe is acknowledged once snd_una passes it: new data is the packet at snd_nxt, a
+        // retransmission the one below.
+        let end = if self.may_send_new() {
+            self.board.snd_nxt() + 1
+        } else {
+            let last = self.board.snd_nxt() - 1;
+            self.board.mark_lost(last);
+            self.board.snd_nxt()
+        };
+        self.probe_pending = true;
+        self.stats.tail_loss_probes += 1;
+        self.tlp_end = Some(end);
+        self.rto_deadline = Some(now + self.rtt.rto());
     }
 
     pub fn handle_timeout(&mut self, now: Nanos) {
@@ -442,6 +508,9 @@ impl Sender {
             if now >= c {
                 self.cc.on_timer(now);
             }
+        }
+        if self.pto_deadline.is_some_and(|d| now >= d) {
+            self.send_tail_loss_probe(now);
         }
         if self
             .recovery
@@ -474,6 +543,9 @@ impl Sender {
         self.board.mark_all_lost();
         self.recovery.on_rto(self.board.snd_nxt());
         self.prr.stop();
+        self.pto_deadline = None;
+        self.tlp_end = None;
+        self.probe_pending = false;
         self.pair_pending = false;
         self.next_send = now;
         self.cc.on_timeout(&TimeoutEvent {
@@ -502,6 +574,9 @@ impl Sender {
         }
         let cum_newly = self.advance_cum_ack(now, cum);
         let cum_advanced = cum_newly.is_some();
+        if self.tlp_end.is_some_and(|e| self.board.snd_una() >= e) {
+            self.tlp_end = None;
+        }
         if cum_advanced {
             self.check_spurious_rto(ack.ts_echo);
         }
@@ -515,7 +590,7 @@ impl Sender {
         let recovery_ended = self
             .recovery
             .on_ack(&mut self.board, cum_advanced, is_dup, newly);
-        self.detect_losses(now, is_dup);
+        self.detect_losses(now, is_dup, (newly > 0).then_some(ack.ts_echo));
         // Sampled after loss marking, so that the sample's losses include this ACK's (Linux calls
         // tcp_rate_gen at the end of tcp_ack).
         let lost = self.board.marked_lost();
@@ -547,6 +622,9 @@ impl Sender {
         }
         if recovery_ended {
             self.cc.on_recovery_end(now);
+        }
+        if cum_advanced {
+            self.arm_pto(now);
         }
         self.txlog
             .on_verified_echo(ack.ts_echo, self.board.snd_una(), self.rtt.srtt());
@@ -663,14 +741,19 @@ impl Sender {
     /// Finds newly lost packets and lost retransmissions, and starts a recovery episode when they call
     /// for one: SACK loss marking (RFC 6675), or DupThresh duplicate ACKs without SACK information
     /// (RFC 5681 §3.2 / RFC 6582 §3.2 step 2).
-    fn detect_losses(&mut self, now: Nanos, is_dup: bool) {
+    fn detect_losses(&mut self, now: Nanos, is_dup: bool, delivered_ts: Option<Nanos>) {
         let sack_rules = self.recovery.sack_rules();
-        let (newly_lost, lost_retx) = if sack_rules {
+        let (mut newly_lost, lost_retx) = if sack_rules {
             let r = self.detect_lost_retransmissions(now);
             (self.board.update_loss_marks(self.cfg.dupthresh), r)
         } else {
             (0, 0)
         };
+        if let (true, Some(ts)) = (sack_rules, delivered_ts) {
+            // RACK for original transmissions (kept only with `tlp`): what a tail loss probe needs to
+            // find the lost tail from the probe's one SACK.
+            newly_lost += self.board.rack_mark_lost(ts, reo_wnd(self.rtt.min_rtt()));
+        }
         self.respond_to_lost_retransmissions(now, lost_retx, newly_lost);
         if !self.recovery.is_open() {
             return;
@@ -918,5 +1001,57 @@ mod tests {
             next.iter().all(|d| d.flags & flags::RETX != 0),
             "go-back-N resends"
         );
+    }
+
+    /// RFC 8985's tail loss probe: 10 packets out, the last three lost, the first seven ACKed. Without
+    /// TLP nothing more arrives and only the RTO repairs the tail; with it, a probe of new data leaves at
+    /// 2·SRTT, its ACK (SACK of the probe) lets RACK mark the three lost, and fast recovery resends them.
+    #[test]
+    fn a_lost_tail_is_repaired_by_a_probe_not_the_rto() {
+        let run = |tlp: bool| {
+            let cfg = Config {
+                tlp,
+                initial_rto: 1_000_000_000,
+                ..Config::default()
+            };
+            let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
+            let mut s = Sender::new(cfg, cc, None, 0);
+            let w = drain(&mut s, 0);
+            s.stop(); // a finite flow at its end: the probe can only resend
+            let mut now = 0;
+            let mut sent = Vec::new();
+            for k in 0..7u64 {
+                now = 40_000_000 + k * 1_000;
+                s.handle_ack(now, &echo(&w[k as usize], k + 1));
+                sent.extend(drain(&mut s, now));
+            }
+            (s, sent, now)
+        };
+        // No new data for a probe: it is the last packet sent, again.
+        let (mut s, sent, now) = run(true);
+        assert!(sent.is_empty(), "a stopped flow sends nothing new");
+        let pto = s.poll_timeout().unwrap();
+        assert!(
+            pto < now + 200_000_000,
+            "PTO = 2·SRTT ≈ 80 ms, before the RTO: {}",
+            pto - now
+        );
+        s.handle_timeout(pto);
+        let probe = drain(&mut s, pto);
+        assert_eq!(probe.len(), 1);
+        assert_eq!(probe[0].seq, 9, "the highest packet, resent");
+        assert_eq!(s.stats().tail_loss_probes, 1);
+        // Its ACK: cumulative 7, SACK [9, 10). RACK marks 7 and 8 lost (sent long before 9's probe).
+        let mut ack = echo(&probe[0], 7);
+        ack.n_sack = 1;
+        ack.sack[0] = SackBlock { start: 9, end: 10 };
+        s.handle_ack(pto + 40_000_000, &ack);
+        let repair = drain(&mut s, pto + 40_000_000);
+        assert!(repair.iter().any(|d| d.seq == 7), "{repair:?}");
+        assert_eq!(s.stats().timeouts, 0);
+        assert_eq!(s.stats().fast_recoveries, 1);
+        // Without TLP the next deadline is the RTO.
+        let (s, _, now) = run(false);
+        assert!(s.poll_timeout().unwrap() >= now + 200_000_000);
     }
 }
