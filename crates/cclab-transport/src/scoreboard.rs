@@ -171,10 +171,10 @@ impl Scoreboard {
     /// were not already SACKed.
     pub(crate) fn advance(&mut self, cum: u64) -> u64 {
         let mut newly = 0;
+        if let Some(s) = &mut self.sent_at {
+            s.drain(..(cum - self.snd_una) as usize);
+        }
         for _ in self.snd_una..cum {
-            if let Some(s) = &mut self.sent_at {
-                s.pop_front();
-            }
             let f = self.flags.pop_front().unwrap_or(0);
             if f & SACKED != 0 {
                 self.n_sacked -= 1;

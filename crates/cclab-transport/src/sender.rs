@@ -152,6 +152,8 @@ pub struct Sender {
     pto_deadline: Option<Nanos>,
     tlp_end: Option<u64>,
     probe_pending: bool,
+    /// Packets RACK marked lost on this ACK (`tlp`), for `detect_losses`.
+    rack_lost: u64,
     stats: SenderStats,
     txlog: TxLog,
     rejected: RejectedAcks,
@@ -195,6 +197,7 @@ impl Sender {
             pto_deadline: None,
             tlp_end: None,
             probe_pending: false,
+            rack_lost: 0,
             rate: DeliveryRate::default(),
             stats: SenderStats::default(),
             txlog: TxLog::default(),
@@ -590,7 +593,14 @@ impl Sender {
         let recovery_ended = self
             .recovery
             .on_ack(&mut self.board, cum_advanced, is_dup, newly);
-        self.detect_losses(now, is_dup, (newly > 0).then_some(ack.ts_echo));
+        if self.cfg.tlp && newly > 0 {
+            // RACK for original transmissions (kept only with `tlp`): what a tail loss probe needs to
+            // find the lost tail from the probe's one SACK. Counted with SACK's losses below.
+            self.rack_lost = self
+                .board
+                .rack_mark_lost(ack.ts_echo, reo_wnd(self.rtt.min_rtt()));
+        }
+        self.detect_losses(now, is_dup);
         // Sampled after loss marking, so that the sample's losses include this ACK's (Linux calls
         // tcp_rate_gen at the end of tcp_ack).
         let lost = self.board.marked_lost();
@@ -623,7 +633,7 @@ impl Sender {
         if recovery_ended {
             self.cc.on_recovery_end(now);
         }
-        if cum_advanced {
+        if cum_advanced && self.cfg.tlp {
             self.arm_pto(now);
         }
         self.txlog
@@ -741,7 +751,7 @@ impl Sender {
     /// Finds newly lost packets and lost retransmissions, and starts a recovery episode when they call
     /// for one: SACK loss marking (RFC 6675), or DupThresh duplicate ACKs without SACK information
     /// (RFC 5681 §3.2 / RFC 6582 §3.2 step 2).
-    fn detect_losses(&mut self, now: Nanos, is_dup: bool, delivered_ts: Option<Nanos>) {
+    fn detect_losses(&mut self, now: Nanos, is_dup: bool) {
         let sack_rules = self.recovery.sack_rules();
         let (mut newly_lost, lost_retx) = if sack_rules {
             let r = self.detect_lost_retransmissions(now);
@@ -749,10 +759,8 @@ impl Sender {
         } else {
             (0, 0)
         };
-        if let (true, Some(ts)) = (sack_rules, delivered_ts) {
-            // RACK for original transmissions (kept only with `tlp`): what a tail loss probe needs to
-            // find the lost tail from the probe's one SACK.
-            newly_lost += self.board.rack_mark_lost(ts, reo_wnd(self.rtt.min_rtt()));
+        if sack_rules {
+            newly_lost += std::mem::take(&mut self.rack_lost);
         }
         self.respond_to_lost_retransmissions(now, lost_retx, newly_lost);
         if !self.recovery.is_open() {
