@@ -10,7 +10,8 @@ drop-tail buffer: 100 Mbit/s with 40/160 ms, 50 Mbit/s with 20/100 ms. Flows sta
 [0, --spread] s. One run per seed for every driver: kernel:reno and kernel:cubic (real), the simulator's
 newreno and cubic, the simulator again with per-packet jitter at the bottleneck (--jitter, ms; order
 kept), the remedy ns-2 used for phase effects, and with --linux-recovery a third time with Linux's
-recovery rules on as well (PRR, spurious-RTO undo, and HyStart++ for CUBIC as Linux runs HyStart). Prints per dumbbell the per-RTT-group mean goodput with its
+recovery rules on as well (PRR, spurious-RTO undo, and HyStart++ for CUBIC as Linux runs HyStart), and
+with --delayed-ack N (default 2) a fourth time with the receiver ACKing every N packets, as Linux does. Prints per dumbbell the per-RTT-group mean goodput with its
 95 % CI over seeds, Jain's index, and each seed's long-RTT group (these shares are a lottery per run, so
 distributions are compared, not runs). Results are kept as JSON in `--out`: an interrupted run resumes.
 """
@@ -34,7 +35,7 @@ DUMBBELLS = {"100M-40/160": ("100Mbps", 40, 160), "50M-20/100": ("50Mbps", 20, 1
 
 
 def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str = "100M-40/160",
-             spread: float = 0.0, jitter_ms: float = 0.0, prr: bool = False) -> dict:
+             spread: float = 0.0, jitter_ms: float = 0.0, prr: bool = False, delayed_ack: int = 1) -> dict:
     rate, short, long_ = DUMBBELLS[dumbbell]
     bottleneck = {"rate": rate, "buffer": "BDP", "queue": "droptail"}
     if jitter_ms > 0:
@@ -49,7 +50,8 @@ def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str 
         "topology": {"kind": "dumbbell", "bottleneck": bottleneck},
         # Linux's recovery (PRR, spurious-RTO undo) and, for CUBIC, its slow-start exit (HyStart; ours is
         # HyStart++).
-        **({"transport": {"prr": True, "rto_undo": True, "hystart": cc == "cubic"}} if prr else {}),
+        "transport": {**({"prr": True, "rto_undo": True, "hystart": cc == "cubic"} if prr else {}),
+                      **({"delayed_ack": delayed_ack} if delayed_ack > 1 else {})},
         "flows": [{"cc": cc, "count": 2, "rtt": f"{short}ms", **start},
                   {"cc": cc, "count": 2, "rtt": f"{long_}ms", **start}],
     }
@@ -76,30 +78,35 @@ def main() -> int:
     ap.add_argument("--linux-recovery", action="store_true",
                     help="a third simulator variant: the jittered one with Linux's recovery rules "
                          "([transport] prr and rto_undo; hystart for cubic)")
+    ap.add_argument("--delayed-ack", type=int, default=2,
+                    help="a fourth simulator variant: the Linux-recovery one with the receiver ACKing every "
+                         "N packets, as Linux's delayed ACKs do (1: no fourth variant)")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "linux")
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
     a.out.mkdir(parents=True, exist_ok=True)
-    variants = [("real", cc, 0.0, False) for cc in a.real.split(",") if cc]
-    variants += [("sim", cc, 0.0, False) for cc in a.sim.split(",") if cc]
+    variants = [("real", cc, 0.0, False, 1) for cc in a.real.split(",") if cc]
+    variants += [("sim", cc, 0.0, False, 1) for cc in a.sim.split(",") if cc]
     if a.jitter > 0:
-        variants += [("sim", cc, a.jitter, False) for cc in a.sim.split(",") if cc]
+        variants += [("sim", cc, a.jitter, False, 1) for cc in a.sim.split(",") if cc]
     if a.linux_recovery:
-        variants += [("sim", cc, a.jitter, True) for cc in a.sim.split(",") if cc]
+        variants += [("sim", cc, a.jitter, True, 1) for cc in a.sim.split(",") if cc]
+        if a.delayed_ack > 1:
+            variants += [("sim", cc, a.jitter, True, a.delayed_ack) for cc in a.sim.split(",") if cc]
     print("| dumbbell | driver | algorithm | short-RTT group (Mbit/s) | long-RTT group (Mbit/s) | Jain | per-seed long group |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for db in a.dumbbells.split(","):
-        for kind, cc, jit, prr in variants:
+        for kind, cc, jit, prr, dack in variants:
             shorts, longs, jains = [], [], []
             for seed in seeds:
                 tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux2' if prr else ''}"
-                       f"_s{seed}_x{a.spread:g}_d{a.duration:g}")
+                       f"{f'_dack{dack}' if dack > 1 else ''}_s{seed}_x{a.spread:g}_d{a.duration:g}")
                 path = a.out / f"{tag}.json"
                 if path.exists():
                     s = json.loads(path.read_text())
                 else:
-                    d = scenario(cc, a.duration, a.measure, seed, db, a.spread, jit, prr)
+                    d = scenario(cc, a.duration, a.measure, seed, db, a.spread, jit, prr, dack)
                     r = net.run(d, progress=False) if kind == "real" else cclab.run(d, progress=False, plots=False)
                     s = r.summary
                     path.write_text(json.dumps(s))
@@ -108,7 +115,8 @@ def main() -> int:
                 longs.append(g_long)
                 jains.append(s["jain"])
             (ms, _, _, hs), (ml, _, _, hl), (mj, _, _, hj) = spread(shorts), spread(longs), spread(jains)
-            label = kind if jit == 0 else f"sim, jitter {jit:g} ms" + (", Linux recovery" if prr else "")
+            label = kind if jit == 0 else (f"sim, jitter {jit:g} ms" + (", Linux recovery" if prr else "")
+                                           + (f", delayed ACK {dack}" if dack > 1 else ""))
             print(f"| {db} | {label} | {cc} | {ms:.2f} ± {hs:.2f} | {ml:.2f} ± {hl:.2f} | {mj:.3f} ± {hj:.3f} | "
                   f"{', '.join(f'{x:.1f}' for x in longs)} |", flush=True)
     return 0
