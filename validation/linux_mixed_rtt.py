@@ -3,7 +3,8 @@
 datapath's emulator, root).
 
     sudo .venv/bin/python validation/linux_mixed_rtt.py [--duration 60] [--measure 10] [--seeds 1-5]
-        [--spread 1] [--dumbbells 100M-40/160,50M-20/100] [--jitter 0.05] [--out validation/out/linux]
+        [--spread 1] [--dumbbells 100M-40/160,50M-20/100] [--jitter 0.05] [--linux-recovery]
+        [--delayed-ack 2] [--out validation/out/linux]
 
 Two dumbbells, each with two flows at a short and two at a long RTT and one BDP (of the long path) of
 drop-tail buffer: 100 Mbit/s with 40/160 ms, 50 Mbit/s with 20/100 ms. Flows start uniformly in
@@ -11,9 +12,10 @@ drop-tail buffer: 100 Mbit/s with 40/160 ms, 50 Mbit/s with 20/100 ms. Flows sta
 newreno and cubic, the simulator again with per-packet jitter at the bottleneck (--jitter, ms; order
 kept), the remedy ns-2 used for phase effects, and with --linux-recovery a third time with Linux's
 recovery rules on as well (PRR, spurious-RTO undo, and HyStart++ for CUBIC as Linux runs HyStart), and
-with --delayed-ack N (default 2) a fourth time with the receiver ACKing every N packets, as Linux does. Prints per dumbbell the per-RTT-group mean goodput with its
-95 % CI over seeds, Jain's index, and each seed's long-RTT group (these shares are a lottery per run, so
-distributions are compared, not runs). Results are kept as JSON in `--out`: an interrupted run resumes.
+with --delayed-ack N (default 2) a fourth time with the receiver ACKing every N packets, as Linux does.
+Prints per dumbbell the per-RTT-group mean goodput with its 95 % CI over seeds, Jain's index, and each
+seed's long-RTT group (these shares are a lottery per run, so distributions are compared, not runs).
+Results are kept as JSON in `--out`: an interrupted run resumes.
 """
 from __future__ import annotations
 
