@@ -37,7 +37,7 @@ DUMBBELLS = {"100M-40/160": ("100Mbps", 40, 160), "50M-20/100": ("50Mbps", 20, 1
 
 
 def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str = "100M-40/160",
-             spread: float = 0.0, jitter_ms: float = 0.0, prr: bool = False, delayed_ack: int = 1) -> dict:
+             spread: float = 0.0, jitter_ms: float = 0.0, linux: bool = False, delayed_ack: int = 1) -> dict:
     rate, short, long_ = DUMBBELLS[dumbbell]
     bottleneck = {"rate": rate, "buffer": "BDP", "queue": "droptail"}
     if jitter_ms > 0:
@@ -52,7 +52,7 @@ def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str 
         "topology": {"kind": "dumbbell", "bottleneck": bottleneck},
         # Linux's recovery (PRR, spurious-RTO undo) and, for CUBIC, its slow-start exit (HyStart; ours is
         # HyStart++).
-        "transport": {**({"prr": True, "rto_undo": True, "hystart": cc == "cubic"} if prr else {}),
+        "transport": {**({"prr": True, "rto_undo": True, "hystart": cc == "cubic"} if linux else {}),
                       **({"delayed_ack": delayed_ack} if delayed_ack > 1 else {})},
         "flows": [{"cc": cc, "count": 2, "rtt": f"{short}ms", **start},
                   {"cc": cc, "count": 2, "rtt": f"{long_}ms", **start}],
@@ -99,16 +99,16 @@ def main() -> int:
     print("| dumbbell | driver | algorithm | short-RTT group (Mbit/s) | long-RTT group (Mbit/s) | Jain | per-seed long group |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for db in a.dumbbells.split(","):
-        for kind, cc, jit, prr, dack in variants:
+        for kind, cc, jit, linux, dack in variants:
             shorts, longs, jains = [], [], []
             for seed in seeds:
-                tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux2' if prr else ''}"
+                tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux2' if linux else ''}"
                        f"{f'_dack{dack}' if dack > 1 else ''}_s{seed}_x{a.spread:g}_d{a.duration:g}")
                 path = a.out / f"{tag}.json"
                 if path.exists():
                     s = json.loads(path.read_text())
                 else:
-                    d = scenario(cc, a.duration, a.measure, seed, db, a.spread, jit, prr, dack)
+                    d = scenario(cc, a.duration, a.measure, seed, db, a.spread, jit, linux, dack)
                     r = net.run(d, progress=False) if kind == "real" else cclab.run(d, progress=False, plots=False)
                     s = r.summary
                     path.write_text(json.dumps(s))
@@ -117,7 +117,7 @@ def main() -> int:
                 longs.append(g_long)
                 jains.append(s["jain"])
             (ms, _, _, hs), (ml, _, _, hl), (mj, _, _, hj) = spread(shorts), spread(longs), spread(jains)
-            label = kind if jit == 0 else (f"sim, jitter {jit:g} ms" + (", Linux recovery" if prr else "")
+            label = kind if jit == 0 else (f"sim, jitter {jit:g} ms" + (", Linux recovery" if linux else "")
                                            + (f", delayed ACK {dack}" if dack > 1 else ""))
             print(f"| {db} | {label} | {cc} | {ms:.2f} ± {hs:.2f} | {ml:.2f} ± {hl:.2f} | {mj:.3f} ± {hj:.3f} | "
                   f"{', '.join(f'{x:.1f}' for x in longs)} |", flush=True)

@@ -21,6 +21,20 @@ pub struct SenderEnv {
     pub hystart: bool,
 }
 
+impl Default for SenderEnv {
+    /// The scenario file's `[transport]` defaults (1448-byte MSS in 1500-byte packets, initial window
+    /// 10, HyStart++ off) and seed 0.
+    fn default() -> Self {
+        SenderEnv {
+            mss: 1448,
+            packet_size: 1500,
+            initial_cwnd: 10.0,
+            seed: 0,
+            hystart: false,
+        }
+    }
+}
+
 /// The seed of flow `flow` (its index in the run spec) in a run seeded with `run_seed`: the first draw
 /// of the flow's [`Stream::FlowSeed`](crate::rng::Stream::FlowSeed) stream.
 pub fn flow_seed(run_seed: u64, flow: u64) -> u64 {

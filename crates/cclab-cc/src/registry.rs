@@ -55,13 +55,7 @@ pub struct BuiltSender {
 /// algorithm. Read off the table by building the algorithm once, so it can never disagree with
 /// [`build_sender`]; `None` for unknown names too.
 pub fn sender_recovery(name: &str) -> Option<Recovery> {
-    let env = SenderEnv {
-        mss: 1448,
-        packet_size: 1500,
-        initial_cwnd: 10.0,
-        seed: 0,
-        hystart: false,
-    };
+    let env = SenderEnv::default();
     build_sender(name, &Params::default(), &env).ok()?.recovery
 }
 
@@ -238,13 +232,7 @@ mod tests {
     use crate::params::ParamValue;
 
     fn sender_env() -> SenderEnv {
-        SenderEnv {
-            mss: 1448,
-            packet_size: 1500,
-            initial_cwnd: 10.0,
-            seed: 0,
-            hystart: false,
-        }
+        SenderEnv::default()
     }
 
     fn link_env() -> LinkEnv {
@@ -382,11 +370,8 @@ mod tests {
     #[test]
     fn sender_recovery_is_what_build_sender_gives() {
         let env = SenderEnv {
-            mss: 1448,
-            packet_size: 1500,
-            initial_cwnd: 10.0,
             seed: 1,
-            hystart: false,
+            ..SenderEnv::default()
         };
         for name in SENDER_NAMES {
             let built = build_sender(name, &Params::default(), &env).unwrap();

@@ -64,11 +64,8 @@ fn drive(
 #[test]
 fn a_loss_event_never_increases_cwnd() {
     let env = SenderEnv {
-        mss: 1448,
-        packet_size: 1500,
-        initial_cwnd: 10.0,
         seed: 1,
-        hystart: false,
+        ..SenderEnv::default()
     };
     for &name in SENDER_NAMES {
         let mut cc = build_sender(name, &Params::new(), &env).unwrap().cc;

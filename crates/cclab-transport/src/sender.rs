@@ -302,8 +302,10 @@ impl Sender {
 
     /// The next data packet to put on the wire now, if the window, pacing and the algorithm allow.
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment> {
+        // Whether the previous call was held back by pacing alone; only this call's pacing test below
+        // sets it again.
+        let pacing_held = std::mem::take(&mut self.pacing_held);
         if self.cc.quiesced() {
-            self.pacing_held = false;
             return None;
         }
         let pair_second = self.pair_pending;
@@ -324,7 +326,6 @@ impl Sender {
                 if self.cfg.cwnd_validation && self.cc.cwnd() >= self.cfg.max_window as f64 {
                     self.app_limited = true;
                 }
-                self.pacing_held = false;
                 return None;
             }
         }
@@ -337,11 +338,9 @@ impl Sender {
                 // flight the window did not limit.
                 self.app_limited |= self.cfg.cwnd_validation;
                 self.pair_pending = false;
-                self.pacing_held = false;
                 return None;
             }
             None => {
-                self.pacing_held = false;
                 self.app_limited = true;
                 if self.rate_samples {
                     self.rate.on_app_limited(self.pipe());
@@ -411,7 +410,7 @@ impl Sender {
                 // a late wake-up up to half a gap (Linux fq's drift rule), so that timer lateness does
                 // not lower the rate. In the simulator the wake-up is exact (now == next_send) and this
                 // is now + gap.
-                let from = if self.pacing_held {
+                let from = if pacing_held {
                     self.next_send.max(now.saturating_sub(gap / 2)).min(now)
                 } else {
                     now
@@ -419,7 +418,6 @@ impl Sender {
                 self.next_send = from + gap;
             }
         }
-        self.pacing_held = false;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
@@ -593,7 +591,7 @@ impl Sender {
         let recovery_ended = self
             .recovery
             .on_ack(&mut self.board, cum_advanced, is_dup, newly);
-        if self.cfg.tlp && newly > 0 {
+        if self.cfg.tlp && newly > 0 && self.recovery.sack_rules() {
             // RACK for original transmissions (kept only with `tlp`): what a tail loss probe needs to
             // find the lost tail from the probe's one SACK. Counted with SACK's losses below.
             self.rack_lost = self
@@ -618,8 +616,8 @@ impl Sender {
         }
         if newly > 0 || is_dup || rtt.is_some() {
             let losses = Losses {
-                total: self.board.marked_lost(),
-                newly: self.board.marked_lost() - lost_before,
+                total: lost,
+                newly: lost - lost_before,
             };
             self.inform_algorithm(now, ack, newly, cum_advanced, rtt, rate, losses);
         }
@@ -759,9 +757,7 @@ impl Sender {
         } else {
             (0, 0)
         };
-        if sack_rules {
-            newly_lost += std::mem::take(&mut self.rack_lost);
-        }
+        newly_lost += std::mem::take(&mut self.rack_lost);
         self.respond_to_lost_retransmissions(now, lost_retx, newly_lost);
         if !self.recovery.is_open() {
             return;

@@ -406,6 +406,7 @@ impl Bbr {
         if !self.extra_acked_enabled || ack.newly_acked == 0 || ack.rate.is_none() {
             return;
         }
+        let bw = self.bw();
         let e = &mut self.extra;
         if self.round_start {
             e.win_rtts = (e.win_rtts + 1).min(0x1F);
@@ -416,11 +417,6 @@ impl Bbr {
             }
         }
         let epoch = self.delivered_stamp.saturating_sub(e.epoch_stamp);
-        let bw = if self.lt.use_bw {
-            self.lt.bw
-        } else {
-            self.bw.get()
-        };
         let mut expected = (bw * epoch as f64 / NS_PER_SEC as f64).floor();
         let acked = ack.newly_acked as u64;
         if e.epoch_acked as f64 <= expected || e.epoch_acked + acked >= ACK_EPOCH_RESET {
@@ -653,7 +649,7 @@ impl CongestionControl for Bbr {
     /// RTO (Linux `tcp_enter_loss` and `bbr_set_state(TCP_CA_Loss)`): one packet in flight, the
     /// full-bandwidth plateau forgotten, the RTO taken as the end of a round and as a loss for the
     /// long-term sampler; the window saved is restored when the lost data is recovered.
-    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+    fn on_timeout(&mut self, _ev: &TimeoutEvent) {
         self.save_cwnd();
         self.in_recovery = true;
         self.recovery_starts = false;
@@ -665,7 +661,6 @@ impl CongestionControl for Bbr {
             let lost = self.lt.last_lost;
             self.lt_bw_sampling(true, false, lost);
         }
-        let _ = ev;
     }
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
@@ -694,11 +689,8 @@ mod tests {
 
     fn env() -> SenderEnv {
         SenderEnv {
-            mss: 1448,
-            packet_size: 1500,
-            initial_cwnd: 10.0,
             seed: 7,
-            hystart: false,
+            ..SenderEnv::default()
         }
     }
 

@@ -254,11 +254,8 @@ mod tests {
 
     fn env() -> SenderEnv {
         SenderEnv {
-            mss: 1448,
-            packet_size: 1500,
-            initial_cwnd: 10.0,
             seed: 1,
-            hystart: false,
+            ..SenderEnv::default()
         }
     }
 

@@ -15,7 +15,7 @@
 //! Deviations from Linux: HyStart++ (RFC 9406, `[transport] hystart`) in place of Linux's HyStart, and off
 //! unless asked for; no per-jiffy cubic table, the exact formula is evaluated.
 
-use crate::cc::{reno_undo, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
+use crate::cc::{reno_undo, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::hystart::{slow_start_hystart, HyStartPlusPlus};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
@@ -113,16 +113,12 @@ impl CongestionControl for Cubic {
         }
         let mut acked = ack.newly_acked as f64;
         if self.cwnd < self.ssthresh {
-            acked = if self.hystart.is_some() {
-                slow_start_hystart(
-                    &mut self.cwnd,
-                    &mut self.ssthresh,
-                    self.hystart.as_mut(),
-                    ack,
-                )
-            } else {
-                slow_start(&mut self.cwnd, self.ssthresh, acked)
-            };
+            acked = slow_start_hystart(
+                &mut self.cwnd,
+                &mut self.ssthresh,
+                self.hystart.as_mut(),
+                ack,
+            );
             if acked <= 0.0 {
                 return;
             }

@@ -11,8 +11,8 @@
 //! * with `[transport] hystart`, slow start ends by HyStart++ (RFC 9406) when the RTT rises.
 
 use crate::cc::{
-    reno_increase, reno_on_ack, reno_on_loss, reno_on_timeout, reno_undo, AckSample,
-    CongestionControl, LossEvent, TimeoutEvent,
+    reno_increase, reno_on_loss, reno_on_timeout, reno_undo, AckSample, CongestionControl,
+    LossEvent, TimeoutEvent,
 };
 use crate::hystart::{slow_start_hystart, HyStartPlusPlus};
 use crate::params::{ParamError, ParamReader, Params};
@@ -54,20 +54,20 @@ impl CongestionControl for Reno {
     fn ssthresh(&self) -> f64 {
         self.ssthresh
     }
+    /// `reno_on_ack`, with slow start through HyStart++ when the flow runs it.
     fn on_ack(&mut self, ack: &AckSample) {
-        if self.hystart.is_none() || self.cwnd >= self.ssthresh {
-            reno_on_ack(&mut self.cwnd, self.ssthresh, ack);
-            return;
-        }
         if ack.in_recovery || ack.app_limited {
             return;
         }
-        let left = slow_start_hystart(
-            &mut self.cwnd,
-            &mut self.ssthresh,
-            self.hystart.as_mut(),
-            ack,
-        );
+        let mut left = ack.newly_acked as f64;
+        if self.cwnd < self.ssthresh {
+            left = slow_start_hystart(
+                &mut self.cwnd,
+                &mut self.ssthresh,
+                self.hystart.as_mut(),
+                ack,
+            );
+        }
         if left > 0.0 {
             reno_increase(&mut self.cwnd, left);
         }

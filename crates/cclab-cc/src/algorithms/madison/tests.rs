@@ -14,11 +14,8 @@ fn madison(params: &[(&str, f64)]) -> Madison {
         .map(|(k, v)| (k.to_string(), ParamValue::Num(*v)))
         .collect();
     let env = SenderEnv {
-        mss: 1448,
-        packet_size: 1500,
-        initial_cwnd: 10.0,
         seed: 7,
-        hystart: false,
+        ..SenderEnv::default()
     };
     Madison::new(&env, &p).unwrap()
 }
@@ -571,13 +568,7 @@ fn params_and_state() {
     let p: Params = [("p_mn".to_string(), ParamValue::Num(1.0))]
         .into_iter()
         .collect();
-    let env = SenderEnv {
-        mss: 1448,
-        packet_size: 1500,
-        initial_cwnd: 10.0,
-        seed: 0,
-        hystart: false,
-    };
+    let env = SenderEnv::default();
     let e = Madison::new(&env, &p).err().unwrap();
     assert_eq!(e.field, "p_mn");
     assert!(e.message.contains("p_min"));
