@@ -29,7 +29,8 @@ NASTY_SCALARS: list[Any] = [
 KEY_NAMES = ["duration", "seed", "rate", "delay", "rtt", "buffer", "queue", "cc", "params", "start", "stop",
              "loss", "name", "measure", "sample_interval", "packet_size", "min_rto", "mss", "initial_cwnd",
              "delayed_ack", "max_window", "receive_window", "links", "nodes", "path", "kind", "unknown_key",
-             "trace", "jitter", "jitter_distribution", "jitter_reorder", "reorder", "duplicate"]
+             "trace", "jitter", "jitter_distribution", "jitter_reorder", "reorder", "duplicate",
+             "prr", "rto_undo", "tlp", "hystart", "cwnd_validation"]
 
 
 def base_scenarios() -> list[dict]:
@@ -172,6 +173,7 @@ def param_cases(seed: int, n: int) -> Iterator[dict]:
     ccs = {c: _allowed("cc", c) for c in cclab.algorithms()}
     queues = {q: _allowed("queue", q) for q in cclab.queues()}
     for i in range(n):
+        sw = random.Random(seed * 1_000_003 + i)
         cc, q = rng.choice(sorted(ccs)), rng.choice(sorted(queues))
         if cc == "maxnet" and rng.random() < 0.5:
             q = "maxnet"
@@ -188,6 +190,9 @@ def param_cases(seed: int, n: int) -> Iterator[dict]:
             "flows": [{"cc": cc, "rtt": rng.choice(["1ms", "40ms", "1s"]), "params": fp, "count": rng.choice([1, 3]),
                        "start": ["0s", "0.2s"]}],
             "transport": {"delayed_ack": rng.choice([1, 2, 64]), "initial_cwnd": rng.choice([1, 10, 1000]),
-                          "sack": rng.random() < 0.5, "ecn": rng.random() < 0.3},
+                          "sack": rng.random() < 0.5, "ecn": rng.random() < 0.3,
+                          # the Linux-like switches, in every combination over the campaign; drawn from their
+                          # own stream so that the other draws (and so the cases that validate) stay as they were
+                          **{k: sw.random() < 0.5 for k in ("prr", "rto_undo", "tlp", "hystart", "cwnd_validation")}},
             "limits": {"max_events": 5e6},
         }
