@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """BBR v1: cclab's `bbr` (simulator, and our UDP transport over the real datapath) against Linux's
-`tcp_bbr` (kernel:bbr) through the real datapath's emulator (root).
+`tcp_bbr` (kernel:bbr) through the real datapath's emulator (root); BBR v3 (`bbr3`) in both of cclab's
+drivers (Linux here has no v3).
 
     sudo .venv/bin/python validation/bbr_linux.py [--duration 20] [--measure 5] [--seeds 1-5]
         [--out validation/out/bbr]
@@ -26,11 +27,15 @@ from cclab.stats import spread
 HERE = Path(__file__).resolve().parent
 
 # Per configuration: the flows each driver runs (kernel, ours over the emulator, simulator).
-CONFIGS = {
+CONFIGS: dict[str, tuple[list[str] | None, list[str], list[str]]] = {
     "1 bbr": (["kernel:bbr"], ["bbr"], ["bbr"]),
     "2 bbr": (["kernel:bbr"] * 2, ["bbr"] * 2, ["bbr"] * 2),
     "bbr+cubic": (["kernel:bbr", "kernel:cubic"], ["bbr", "kernel:cubic"], ["bbr", "cubic"]),
     "4 bbr 40/160": (["kernel:bbr"] * 4, ["bbr"] * 4, ["bbr"] * 4),
+    # BBR v3: this kernel has only v1, so the simulator is compared with our transport over the emulator.
+    "1 bbr3": (None, ["bbr3"], ["bbr3"]),
+    "2 bbr3": (None, ["bbr3"] * 2, ["bbr3"] * 2),
+    "bbr3+cubic": (None, ["bbr3", "kernel:cubic"], ["bbr3", "cubic"]),
 }
 # Flow RTTs (ms) of a configuration, 40 ms unless listed; the 40/160 ms one uses the buffer of the 160 ms
 # path's BDP, as the mixed-RTT dumbbells of linux_mixed_rtt.py do.
@@ -71,6 +76,8 @@ def main() -> int:
     for name in a.configs.split(","):
         for driver in a.drivers.split(","):
             ccs = CONFIGS[name][DRIVERS.index(driver)]
+            if ccs is None:
+                continue
             per = []
             for seed in seeds:
                 slug = name.replace(" ", "_").replace("+", "_").replace("/", "-")

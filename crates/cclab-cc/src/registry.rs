@@ -9,6 +9,7 @@
 
 use crate::algorithms::africa::Africa;
 use crate::algorithms::bbr::Bbr;
+use crate::algorithms::bbr3::Bbr3;
 use crate::algorithms::bic::Bic;
 use crate::algorithms::binomial::Binomial;
 use crate::algorithms::copa::Copa;
@@ -143,6 +144,7 @@ pub const SENDERS: &[(&str, SenderBuilder)] = &[
     ("lp", |p, e| sender(Lp::new(e.initial_cwnd, p)?)),
     ("dctcp", |p, e| sender(Dctcp::new(e.initial_cwnd, p)?)),
     ("bbr", |p, e| sender(Bbr::new(e, p)?)),
+    ("bbr3", |p, e| sender(Bbr3::new(e, p)?)),
     ("copa", |p, e| sender(Copa::new(e, p)?)),
 ];
 
@@ -277,6 +279,7 @@ mod tests {
                 "lp",
                 "dctcp",
                 "bbr",
+                "bbr3",
                 "copa",
             ]
         );

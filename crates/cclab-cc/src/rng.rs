@@ -44,7 +44,8 @@ pub enum Stream {
     NetFlowStart,
     /// Madison's exponentially spaced probes (index 0). The flow's own seed, not the run's.
     Madison,
-    /// BBR's random choice of the gain-cycle phase it enters ProbeBW at (index 0). The flow's own seed.
+    /// BBR's random draws, the flow's own seed: v1's gain-cycle phase at ProbeBW entry (index 0), v3's
+    /// wait before each bandwidth probe (index 1).
     Bbr,
 }
 

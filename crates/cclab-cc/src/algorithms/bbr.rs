@@ -685,52 +685,12 @@ impl CongestionControl for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::RateSample;
+    use crate::algorithms::fluid_path::{ack_at, Path};
 
     fn env() -> SenderEnv {
         SenderEnv {
             seed: 7,
             ..SenderEnv::default()
-        }
-    }
-
-    /// A fluid model of one BBR flow on a bottleneck of `cap` packets/s, RTprop `rtt`, drop-tail buffer
-    /// `buf` packets: one ACK per packet, each carrying the delivery-rate sample the transport would
-    /// take. Returns the flow and the queue (packets) sampled at each round.
-    struct Path {
-        cap: f64,
-        rtt: Nanos,
-    }
-
-    impl Path {
-        /// Packets in flight after `dt` of sending at what pacing and the window allow: the pipe at the
-        /// rate the bottleneck passes plus a queue `q` that grows while the sender exceeds it.
-        fn in_flight(&self, b: &Bbr, q: &mut f64, dt: Nanos) -> u32 {
-            let rtt = self.rtt as f64 / 1e9;
-            let pace = b.pacing_rate_bps().unwrap() / 12_000.0;
-            let send = pace.min(b.cwnd() / (rtt + *q / self.cap));
-            *q = (*q + (send - self.cap) * dt as f64 / 1e9).max(0.0);
-            (send.min(self.cap) * rtt + *q).min(b.cwnd()) as u32
-        }
-    }
-
-    fn ack_at(now: Nanos, delivered: u64, in_flight: u32, rtt: Nanos, rate: f64) -> AckSample {
-        AckSample {
-            now,
-            newly_acked: 1,
-            cum_advanced: true,
-            rtt: Some(rtt),
-            srtt: rtt,
-            min_rtt: rtt,
-            in_flight,
-            delivered,
-            rate: Some(RateSample {
-                delivered: (rate * rtt as f64 / 1e9).max(1.0) as u64,
-                interval: rtt,
-                prior_delivered: delivered.saturating_sub((rate * rtt as f64 / 1e9) as u64 + 1),
-                ..Default::default()
-            }),
-            ..Default::default()
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub mod africa;
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod binomial;
 pub mod copa;
@@ -13,6 +14,8 @@ pub mod cubic;
 pub mod dctcp;
 pub mod external;
 pub mod fast;
+#[cfg(test)]
+pub(crate) mod fluid_path;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
