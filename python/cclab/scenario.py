@@ -235,9 +235,10 @@ class Transport(_Model):
     prr: bool = False
     """Proportional Rate Reduction (RFC 6937) sets what is sent during fast recovery (Linux's rule); off:
     the pipe is kept at the algorithm's window (RFC 6675)."""
-    hystart: bool = False
+    hystart: Optional[bool] = None
     """Reno, NewReno, SACK and CUBIC leave slow start by HyStart++ (RFC 9406) when the RTT rises, before the
-    overshoot; off: slow start runs until the first loss."""
+    overshoot; off: slow start runs until the first loss. Unset: on for CUBIC, off for the Reno family, as
+    Linux and ns-3 run them (HyStart is part of their CUBIC only)."""
     tlp: bool = False
     """Tail loss probes (RFC 8985): a lost tail is found by a probe sent 2·SRTT after the last ACK, and
     RACK's time rule marks lost what was sent well before a delivered packet; off: the tail waits for the
@@ -814,7 +815,7 @@ class _Resolver:
         rtts_per_link: dict[int, list[float]] = {}
         for g, f in enumerate(sc.flows):
             field = f"flows[{g}]"
-            tr = self._transport(base_transport, f.transport, f"{field}.transport", packet_size)
+            tr = self._transport(base_transport, f.transport, f"{field}.transport", packet_size, f.cc)
             if tr is None:
                 continue
             self._check_sender(f, field, tr)
@@ -1000,7 +1001,7 @@ class _Resolver:
         return True
 
     def _transport(self, base: Transport, override: Optional[dict[str, Any]], field: str,
-                   packet_size: int) -> Optional[dict[str, Any]]:
+                   packet_size: int, cc: str) -> Optional[dict[str, Any]]:
         data = base.model_dump()
         if override:
             data.update(override)
@@ -1032,7 +1033,7 @@ class _Resolver:
             out["prr"] = True
         if t.rto_undo:
             out["rto_undo"] = True
-        if t.hystart:
+        if t.hystart if t.hystart is not None else cc == "cubic":
             out["hystart"] = True
         if t.cwnd_validation:
             out["cwnd_validation"] = True
@@ -1056,10 +1057,10 @@ class _Resolver:
                    duration: float) -> Optional[dict[str, Any]]:
         """A ``transfers`` source: routed and given a transport like a flow (its template), or None
         (reported)."""
-        tr = self._transport(base, t.transport, f"{field}.transport", packet_size)
+        cc = t.cc or "newreno"
+        tr = self._transport(base, t.transport, f"{field}.transport", packet_size, cc)
         if tr is None:
             return None
-        cc = t.cc or "newreno"
         self._check_sender(Flow(cc=cc, params=t.params), field, tr)
         route = topo.route(t, field)
         if route is None or not self._check_window(field, t.start, t.stop, duration):
