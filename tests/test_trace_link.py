@@ -39,12 +39,16 @@ def test_a_saturated_trace_link_delivers_the_traces_capacity(trace):
 
 def test_tcp_fills_a_cellular_trace_and_the_window_capacity_is_the_reference():
     # Four CUBIC/NewReno flows over the cellular trace (1-50 Mbit/s, mean 13.9) with a 1000-packet buffer:
-    # utilisation 1.000 against the trace's capacity in the window (12.68 Mbit/s over 10-60 s), the
-    # standing queue ~0.7 s (the deep buffer on a slow link: bufferbloat, as on real cellular links).
+    # utilisation 1.000 against the trace's capacity in the window (12.68 Mbit/s over 10-60 s), and a
+    # standing queue of 0.27 s (the deep buffer on a slow link: bufferbloat, as on real cellular links).
+    # Which algorithm holds that buffer is decided in the first seconds. With CUBIC's default HyStart++
+    # the trace's bursty delivery ends CUBIC's slow start early, the NewReno flows fill the buffer, and the
+    # CUBIC flows live on RTOs (0.24 Mbit/s each, 24 RTOs). With `hystart = false` it is the other way
+    # round: CUBIC fills it (queue 0.68 s) and NewReno gets 0.1 Mbit/s. Bound 0.2 s.
     s = cclab.run(scenario("cellular", flows=("cubic", "cubic", "newreno", "newreno")), progress=False,
                   plots=False).summary
     lk = s["links"][0]
-    assert lk["utilization"] > 0.99 and lk["mean_queue_delay_s"] > 0.3
+    assert lk["utilization"] > 0.99 and lk["mean_queue_delay_s"] > 0.2
     assert abs(s["total"]["goodput_bps"] / traces.load("cellular").capacity_bps(10, 60) - 1) < 0.08
 
 
