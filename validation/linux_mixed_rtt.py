@@ -102,8 +102,11 @@ def main() -> int:
         for kind, cc, jit, linux, dack in variants:
             shorts, longs, jains = [], [], []
             for seed in seeds:
+                # Since 2026-11-26 the simulator's CUBIC runs HyStart++ by default: runs from before are
+                # kept under their old names.
+                hs = "_hs" if kind == "sim" and cc == "cubic" and not linux else ""
                 tag = (f"{db.replace('/', '-')}_{kind}_{cc.replace(':', '-')}_j{jit:g}{'_linux2' if linux else ''}"
-                       f"{f'_dack{dack}' if dack > 1 else ''}_s{seed}_x{a.spread:g}_d{a.duration:g}")
+                       f"{f'_dack{dack}' if dack > 1 else ''}{hs}_s{seed}_x{a.spread:g}_d{a.duration:g}")
                 path = a.out / f"{tag}.json"
                 if path.exists():
                     s = json.loads(path.read_text())
