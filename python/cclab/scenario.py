@@ -132,8 +132,11 @@ class _Model(BaseModel):
     raises :class:`ScenarioError` naming the field by its place in the scenario (``flows[0].cc``), as
     loading does; see :meth:`__setattr__`."""
 
-    # Attribute docstrings are the fields' descriptions in the JSON Schema (``cclab schema``).
-    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True, use_attribute_docstrings=True)
+    # Attribute docstrings are the fields' descriptions in the JSON Schema (``cclab schema``). They are read
+    # from this file's source when the schema is asked for (``_attribute_docs``), not by pydantic's
+    # ``use_attribute_docstrings``, which parses the source for every model at import: a quarter of
+    # ``import cclab``'s own time, paid by every ``cclab run``.
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True, defer_build=True)
 
     # The scenario this model is part of, weakly (set when the scenario is built, copied or unpickled):
     # an assignment's error names the field by the model's place in it.
@@ -748,6 +751,18 @@ def json_schema() -> dict[str, Any]:
     queue names and parameters, paths and everything else that needs the whole scenario are checked by
     :meth:`Scenario.model_validate` (``cclab validate``)."""
     schema = Scenario.model_json_schema()
+    docs = _attribute_docs()
+    classes = {c.__name__: c for c in _subclasses(_Model)}
+    for name, model in [("Scenario", schema), *schema.get("$defs", {}).items()]:
+        mro = [c.__name__ for c in classes[name].__mro__] if name in classes else [name]
+        for field, prop in model.get("properties", {}).items():
+            # A field documented where it is declared, in this model or the one it extends.
+            doc = next((docs[(c, field)] for c in mro if (c, field) in docs), None)
+            if doc and "description" not in prop:
+                # Where pydantic puts it: its keys come in alphabetical order.
+                items = [*prop.items(), ("description", doc)]
+                model["properties"][field] = dict(sorted(items, key=lambda kv: kv[0]) if list(prop) == sorted(prop)
+                                                  else items)
     # A flow's ``transport`` table overrides [transport]'s keys: the same table (every key optional).
     flow = schema["$defs"]["Flow"]["properties"]
     flow["transport"] = {"anyOf": [{"$ref": "#/$defs/Transport"}, {"type": "null"}], "default": None,
@@ -756,6 +771,29 @@ def json_schema() -> dict[str, Any]:
     schema["description"] = ("A cclab scenario file (TOML), docs/scenario.md. The schema checks keys and types; "
                              "`cclab validate` also checks units, names, parameters and paths.")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+def _attribute_docs() -> dict[tuple[str, str], str]:
+    """{(class, field): the string literal right after the field's annotated assignment} for the models of
+    this file: what pydantic's ``use_attribute_docstrings`` would read, cleaned the same way
+    (``inspect.cleandoc``)."""
+    import ast
+    import inspect
+
+    docs: dict[tuple[str, str], str] = {}
+    for node in ast.parse(Path(__file__).read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt, nxt in zip(node.body, node.body[1:]):
+            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
+                    and isinstance(nxt.value.value, str)):
+                docs[(node.name, stmt.target.id)] = inspect.cleandoc(nxt.value.value)
+    return docs
 
 
 class _Resolver:
