@@ -78,11 +78,11 @@ mod tests {
             1e30,
         ]);
         xs.extend([f64::INFINITY, f64::NAN, f64::MIN_POSITIVE]);
-        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        let mut r = 0x9E37_79B9_7F4A_7C15_u64;
         for _ in 0..100_000 {
             r = r
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             xs.push((r >> 11) as f64 / (1u64 << 20) as f64);
         }
         for x in xs {
