@@ -199,7 +199,8 @@ def test_bbr_matches_kernel_bbr():
     # link rate, so BBR's 5/4 probing built no queue (1.5 packets, and 91.6 Mbit/s).
     d = dumbbell("bbr", [{"cc": "bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
     kd = dumbbell("kbbr", [{"cc": "kernel:bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
-    kernel = quiet(lambda: net.run(kd, progress=False).summary)
+    kres = []  # every kernel run, so that the accepted (last) one's time series can be read
+    kernel = quiet(lambda: (kres.append(net.run(kd, progress=False)) or kres[-1].summary))
     ours = quiet(lambda: net.run(d, progress=False).summary)
     sim = cclab.run(d, progress=False).summary
     for tag, s in (("kernel", kernel), ("ours", ours), ("sim", sim)):
@@ -210,6 +211,13 @@ def test_bbr_matches_kernel_bbr():
         assert rel(f["goodput_bps"], k["goodput_bps"]) < 0.10
         assert rel(f["mean_rtt"], k["mean_rtt"]) < 0.10
     assert ours["links"][0]["mean_queue_pkts"] > 5, ours["links"][0]
+    # Linux BBR's own model (TCP_CC_INFO) in the time series: RTprop is the path's 40 ms (+ the
+    # emulator's few µs; 1 ms allowed), BtlBw the link's payload rate (100 Mbit/s × 1448/1500 = 96.5;
+    # the max filter holds the best of 10 rounds, so within 8 %), and ProbeBW's gain cycle reaches 5/4.
+    f = kres[-1].flows[kres[-1].flows["t"] > 3]
+    assert abs(f["kernel:bbr.rtprop_s"].median() - 0.040) < 0.001, f["kernel:bbr.rtprop_s"].describe()
+    assert rel(f["kernel:bbr.btlbw_bps"].median(), 96.5e6) < 0.08, f["kernel:bbr.btlbw_bps"].describe()
+    assert f["kernel:bbr.pacing_gain"].max() == 1.25 and (f["kernel:bbr.cwnd_gain"] == 2.0).all()
 
 
 def _registered(name):

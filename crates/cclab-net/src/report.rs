@@ -186,6 +186,21 @@ pub(crate) fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
         ser.ssthresh.push(ti.ssthresh_pkts);
         ser.in_flight.push(ti.in_flight_pkts);
         ser.pacing_bps.push(ti.pacing_rate_bps);
+        // Linux BBR's own model, beside ours under the same keys (`bbr.rtprop_s` for cclab's bbr,
+        // `kernel:bbr.rtprop_s` here): where the two disagree, the model says why.
+        if let Some(b) = tcp::bbr_info(s.as_raw_fd()) {
+            let n = ser.t.len();
+            for (k, v) in [
+                ("btlbw_bps", b.btlbw_bps),
+                ("rtprop_s", b.rtprop_s),
+                ("pacing_gain", b.pacing_gain),
+                ("cwnd_gain", b.cwnd_gain),
+            ] {
+                let col = ser.state.entry(k.to_string()).or_default();
+                col.resize(n - 1, f64::NAN);
+                col.push(v);
+            }
+        }
     } else {
         ser.cwnd_pkts
             .push(f64::from_bits(p.cwnd_bits.load(Ordering::Relaxed)));

@@ -112,6 +112,51 @@ pub fn tcp_info(fd: RawFd) -> io::Result<TcpSample> {
     })
 }
 
+/// `TCP_CC_INFO` (include/uapi/linux/inet_diag.h; not in the libc crate).
+const TCP_CC_INFO: libc::c_int = 26;
+
+/// Linux BBR's model of the path as `TCP_CC_INFO` exports it (`struct tcp_bbr_info`), in SI units: the
+/// bandwidth estimate in payload bits per second (Linux reports payload bytes per second), the
+/// propagation-delay estimate, and the two gains.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BbrInfo {
+    pub btlbw_bps: f64,
+    pub rtprop_s: f64,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+}
+
+/// BBR's model, when the socket's congestion control is Linux's `bbr` (None for any other: their
+/// `TCP_CC_INFO` structs differ, and most export none).
+pub fn bbr_info(fd: RawFd) -> Option<BbrInfo> {
+    if get_congestion(fd).ok()? != "bbr" {
+        return None;
+    }
+    let mut b = [0u32; 5];
+    let mut len = std::mem::size_of_val(&b) as libc::socklen_t;
+    // SAFETY: buffer and length are valid; the kernel writes at most `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            TCP_CC_INFO,
+            b.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r < 0 || (len as usize) < std::mem::size_of_val(&b) {
+        return None;
+    }
+    let [bw_lo, bw_hi, min_rtt_us, pacing_gain, cwnd_gain] = b;
+    // Gains are fixed point with 8 fractional bits (BBR_UNIT).
+    Some(BbrInfo {
+        btlbw_bps: ((bw_hi as u64) << 32 | bw_lo as u64) as f64 * 8.0,
+        rtprop_s: min_rtt_us as f64 * 1e-6,
+        pacing_gain: pacing_gain as f64 / 256.0,
+        cwnd_gain: cwnd_gain as f64 / 256.0,
+    })
+}
+
 /// Connects a sender socket with `cc` set before the handshake. The calling thread must be in the
 /// sending host's namespace.
 pub fn connect(to: SocketAddr, cc: &str) -> io::Result<TcpStream> {
