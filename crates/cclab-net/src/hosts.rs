@@ -23,6 +23,11 @@ pub const MTU: i32 = 1500;
 pub const TXQLEN: i32 = 10_000;
 /// The hosts' ephemeral port range: above the flow ports [`crate::plan::BASE_PORT`]`..+64`.
 pub const EPHEMERAL_PORTS: &str = "41000 60999";
+/// Kernel TCP's socket-buffer autotuning bounds in each host (min, default, max bytes): Linux's min and
+/// default, a 256 MB max (a BDP of 200 Mbit/s, the datapath's limit, × a 1 s RTT × BBR's Startup gain
+/// 2.89 is 72 MB; memory is taken only as a window grows).
+pub const TCP_WMEM: &str = "4096 16384 268435456";
+pub const TCP_RMEM: &str = "4096 131072 268435456";
 
 pub struct Host {
     pub ns: Netns,
@@ -44,6 +49,15 @@ impl Host {
             // Ephemeral ports start above every flow port (crate::plan), so that a sender's own
             // port never names another flow to the emulator (it keys flows by their receivers' ports).
             sys::sysctl("net/ipv4/ip_local_port_range", EPHEMERAL_PORTS)?;
+            // Kernel TCP's socket buffers may grow far beyond Linux's default 4 MB (send) and 6 MB
+            // (receive) maxima, so that a kernel sender, like ours, is never limited by its socket
+            // buffer. With the defaults, a kernel BBR flow at 160 ms on 100 Mbit/s behind a 1 000-packet
+            // queue (RTT 0.32 s, Startup's gain 2.89) filled its 4 MB send buffer: its delivery-rate
+            // samples were then application-limited, BBR never saw its bandwidth plateau, and the
+            // flow stayed in Startup for the whole run, dropping 80 000 packets a minute
+            // (docs/validation.md, BBR at 40/160 ms).
+            sys::sysctl("net/ipv4/tcp_wmem", TCP_WMEM)?;
+            sys::sysctl("net/ipv4/tcp_rmem", TCP_RMEM)?;
             sys::configure_if(TUN_NAME, Some((addr, PREFIX)), Some(MTU), Some(TXQLEN))?;
             Ok(tun)
         })??;
