@@ -774,7 +774,8 @@ def json_schema() -> dict[str, Any]:
 
 
 def _subclasses(cls: type) -> list[type]:
-    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+    subs: list[type] = cls.__subclasses__()
+    return [c for sub in subs for c in (sub, *_subclasses(sub))]
 
 
 def _attribute_docs() -> dict[tuple[str, str], str]:
