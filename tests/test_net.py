@@ -546,14 +546,18 @@ def test_reverse_flows_on_the_real_datapath():
     assert [(f["path"], f["ack_path"]) for f in spec["flows"]] == [([0], [1]), ([1], [0])]
     sims = [cclab.run(dict(d, seed=k), progress=False, plots=False).summary for k in range(1, 6)]
     sim = [sum(s["flows"][i]["goodput_bps"] for s in sims) / len(sims) for i in range(2)]
-    real = quiet(lambda: net.run(d, progress=False).summary)
-    show("sim seed 1", sims[0]), show("real", real)
-    print(f"sim mean over 5 seeds: {sim[0] / 1e6:.2f} / {sim[1] / 1e6:.2f} Mbit/s")
-    got = [f["goodput_bps"] for f in real["flows"]]
+    # The real side is a mean too, over three runs with the starts of seeds 1-3: one run's split is as
+    # noisy as one seed's (2026-11-26, 7 single runs: the reverse flow at 12.5-17.3 Mbit/s, 3 of them
+    # more than 15 % below the simulator's mean).
+    reals = [quiet(lambda k=k: net.run(dict(d, seed=k), progress=False).summary) for k in range(1, 4)]
+    show("sim seed 1", sims[0]), show("real seed 1", reals[0])
+    got = [sum(s["flows"][i]["goodput_bps"] for s in reals) / len(reals) for i in range(2)]
+    print(f"means: sim over 5 seeds {sim[0] / 1e6:.2f} / {sim[1] / 1e6:.2f}, real over 3 runs "
+          f"{got[0] / 1e6:.2f} / {got[1] / 1e6:.2f} Mbit/s")
     for r, s in zip(got, sim):
         assert rel(r, s) < 0.15, (got, sim)
     assert rel(sum(got), sum(sim)) < 0.10, (got, sim)
-    assert real["links"][1]["utilization"] > 0.7  # the reverse flow's data really crosses link 1
+    assert all(s["links"][1]["utilization"] > 0.7 for s in reals)  # the reverse flow's data crosses link 1
     k = [{"cc": "kernel:cubic", "rtt": "40ms", "reverse": True}]
     kr = quiet(lambda: net.run(dumbbell("krev", k, "20Mbps", 8, 3), progress=False).summary)
     assert kr["flows"][0]["goodput_bps"] > 0.8 * 20e6 * 1440 / 1500
