@@ -8,6 +8,7 @@ Scenarios (results and targets in docs/performance.md):
   b-bbr: b with BBR flows (ns-3: TcpBbr), the cost of delivery-rate sampling, pacing and BBR's model
   a-copa: a with Copa flows (no ns-3 counterpart: cclab alone; not b, where 100 Copa flows in a
     500-packet buffer never empty the queue and run away, docs/algorithms/copa.md)
+  b-bbr3: b with BBR v3 flows (no ns-3 counterpart), beside b and b-bbr
 
 For each: cclab as a whole process (`cclab run`, start-up + simulation + output + plots) and its
 simulation loop alone (summary.json sim.wall_s); ns-3 (validation/ns3/dumbbell.cc) on the same
@@ -42,6 +43,9 @@ SCENARIOS = {
               "ns3_duration": 3.0, "cc": "bbr"},
     "a-copa": {"rate": "100Mbps", "buffer": "BDP", "duration": 60.0, "groups": [(10, 100)], "ns3_duration": None,
                "cc": "copa"},
+    # BBR v3: no ns-3 counterpart (ns-3 3.37 has v1 only).
+    "b-bbr3": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
+               "ns3_duration": None, "cc": "bbr3"},
 }
 # cclab name -> ns-3 TypeId of the algorithms the scenarios use.
 NS3_CC = {"newreno": "TcpNewReno", "bbr": "TcpBbr"}
