@@ -760,9 +760,7 @@ def json_schema() -> dict[str, Any]:
             doc = next((docs[(c, field)] for c in mro if (c, field) in docs), None)
             if doc and "description" not in prop:
                 # Where pydantic puts it: its keys come in alphabetical order.
-                items = [*prop.items(), ("description", doc)]
-                model["properties"][field] = dict(sorted(items, key=lambda kv: kv[0]) if list(prop) == sorted(prop)
-                                                  else items)
+                model["properties"][field] = dict(sorted({**prop, "description": doc}.items()))
     # A flow's ``transport`` table overrides [transport]'s keys: the same table (every key optional).
     flow = schema["$defs"]["Flow"]["properties"]
     flow["transport"] = {"anyOf": [{"$ref": "#/$defs/Transport"}, {"type": "null"}], "default": None,
@@ -1072,7 +1070,7 @@ class _Resolver:
             out["prr"] = True
         if t.rto_undo:
             out["rto_undo"] = True
-        if t.hystart if t.hystart is not None else cc == "cubic":
+        if (cc == "cubic") if t.hystart is None else t.hystart:
             out["hystart"] = True
         if t.cwnd_validation:
             out["cwnd_validation"] = True

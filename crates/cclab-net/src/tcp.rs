@@ -126,12 +126,10 @@ pub struct BbrInfo {
     pub cwnd_gain: f64,
 }
 
-/// BBR's model, when the socket's congestion control is Linux's `bbr` (None for any other: their
-/// `TCP_CC_INFO` structs differ, and most export none).
+/// BBR's model, when the socket's congestion control is Linux's `bbr`; None for the others, told by
+/// the length the kernel writes (one syscall per sample, no `TCP_CONGESTION` read): reno and cubic
+/// export nothing (0 bytes), vegas and dctcp 16-byte structs, BBR 20 bytes.
 pub fn bbr_info(fd: RawFd) -> Option<BbrInfo> {
-    if get_congestion(fd).ok()? != "bbr" {
-        return None;
-    }
     let mut b = [0u32; 5];
     let mut len = std::mem::size_of_val(&b) as libc::socklen_t;
     // SAFETY: buffer and length are valid; the kernel writes at most `len` bytes.

@@ -96,12 +96,7 @@ pub struct Bbr {
     min_rtt_stamp: Nanos,
     probe_rtt_done_stamp: Option<Nanos>,
     probe_rtt_round_done: bool,
-    /// Delivered count when ProbeRTT started and the latest "in flight is delivered" mark: samples of
-    /// packets sent in between are application-limited (Linux marks the connection app-limited in
-    /// ProbeRTT so that the low rate there does not enter the filter; here the transport's marking is
-    /// the application's, so BBR keeps its own).
-    probe_rtt_app_from: u64,
-    probe_rtt_app_until: u64,
+    probe_rtt_mark: ProbeRttMark,
     cycle_idx: usize,
     cycle_stamp: Nanos,
     full_bw: f64,
@@ -118,6 +113,30 @@ pub struct Bbr {
     delivered: u64,
     lt: LongTerm,
     extra: AckAggregation,
+}
+
+/// ProbeRTT's application-limited mark, for v1 and v3: Linux marks the connection application-limited
+/// in ProbeRTT so that the low rate there does not enter the bandwidth filter. Here the transport's
+/// application-limited state is the application's (it means "no data"), so BBR keeps its own: samples
+/// of packets sent while the delivered count was between ProbeRTT's start and the delivery of what was
+/// in flight at its latest ACK.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ProbeRttMark {
+    from: u64,
+    /// 0: never in ProbeRTT.
+    until: u64,
+}
+
+impl ProbeRttMark {
+    pub(super) fn start(&mut self, delivered: u64) {
+        self.from = delivered;
+    }
+    pub(super) fn extend(&mut self, delivered: u64, in_flight: u32) {
+        self.until = (delivered + in_flight as u64).max(1);
+    }
+    pub(super) fn covers(&self, prior_delivered: u64) -> bool {
+        self.until != 0 && (self.from..=self.until).contains(&prior_delivered)
+    }
 }
 
 /// Long-term (policed) bandwidth sampling state.
@@ -178,8 +197,7 @@ impl Bbr {
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
-            probe_rtt_app_from: 0,
-            probe_rtt_app_until: 0,
+            probe_rtt_mark: ProbeRttMark::default(),
             cycle_idx: CYCLE_RAND as usize - cycle_idx,
             cycle_stamp: 0,
             full_bw: 0.0,
@@ -302,7 +320,7 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
-        let app_limited = rs.app_limited || self.in_probe_rtt_app_limited(rs.prior_delivered);
+        let app_limited = rs.app_limited || self.probe_rtt_mark.covers(rs.prior_delivered);
         if self.lt_enabled {
             self.lt_bw_sampling(ack.newly_lost > 0, app_limited, ack.lost);
         }
@@ -310,12 +328,6 @@ impl Bbr {
         if !app_limited || bw >= self.bw.get() {
             self.bw.update(self.bw_win_rounds, self.rtt_cnt, bw);
         }
-    }
-
-    fn in_probe_rtt_app_limited(&self, prior_delivered: u64) -> bool {
-        self.probe_rtt_app_until != 0
-            && prior_delivered >= self.probe_rtt_app_from
-            && prior_delivered <= self.probe_rtt_app_until
     }
 
     fn reset_lt_interval(&mut self, lost: u64) {
@@ -501,10 +513,10 @@ impl Bbr {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd();
             self.probe_rtt_done_stamp = None;
-            self.probe_rtt_app_from = self.delivered;
+            self.probe_rtt_mark.start(self.delivered);
         }
         if self.mode == Mode::ProbeRtt {
-            self.probe_rtt_app_until = (self.delivered + ack.in_flight as u64).max(1);
+            self.probe_rtt_mark.extend(self.delivered, ack.in_flight);
             if self.probe_rtt_done_stamp.is_none() && ack.in_flight as f64 <= CWND_MIN_TARGET {
                 self.probe_rtt_done_stamp = Some(now + self.probe_rtt_time);
                 self.probe_rtt_round_done = false;

@@ -19,6 +19,7 @@
 //!   rounds.
 //! * **ProbeRTT** every 5 s (not 10), at half the BDP (not 4 packets).
 
+use super::bbr::ProbeRttMark;
 use crate::cc::{AckSample, CongestionControl, LossEvent, RateSample, SendCtx, TimeoutEvent};
 use crate::env::SenderEnv;
 use crate::minmax::WindowedMax;
@@ -196,11 +197,8 @@ pub struct Bbr3 {
     probe_rtt_round_done: bool,
     prior_cwnd: f64,
     idle_restart: bool,
-    /// MarkConnectionAppLimited in ProbeRTT: rate samples of packets sent while the delivered count
-    /// was in [from, until] are application-limited (the transport's own marking is the application's,
-    /// so BBR keeps this one itself, as in v1).
-    probe_rtt_app_from: u64,
-    probe_rtt_app_until: u64,
+    /// MarkConnectionAppLimited in ProbeRTT, as v1 keeps it.
+    probe_rtt_mark: ProbeRttMark,
 
     // Undo.
     undo_state: Option<State>,
@@ -279,8 +277,7 @@ impl Bbr3 {
             probe_rtt_round_done: false,
             prior_cwnd: 0.0,
             idle_restart: false,
-            probe_rtt_app_from: 0,
-            probe_rtt_app_until: 0,
+            probe_rtt_mark: ProbeRttMark::default(),
             undo_state: None,
             undo_bw_shortterm: 0.0,
             undo_inflight_shortterm: 0.0,
@@ -386,12 +383,6 @@ impl Bbr3 {
     fn probe_rtt_cwnd(&self) -> f64 {
         self.bdp_multiple(self.bw, PROBE_RTT_CWND_GAIN)
             .max(MIN_PIPE_CWND)
-    }
-
-    fn in_probe_rtt_app_limited(&self, prior_delivered: u64) -> bool {
-        self.probe_rtt_app_until != 0
-            && prior_delivered >= self.probe_rtt_app_from
-            && prior_delivered <= self.probe_rtt_app_until
     }
 
     fn start_round(&mut self) {
@@ -815,7 +806,7 @@ impl Bbr3 {
             self.probe_rtt_done_stamp = None;
             self.ack_phase = AckPhase::ProbeStopping;
             self.start_round();
-            self.probe_rtt_app_from = self.delivered;
+            self.probe_rtt_mark.start(self.delivered);
         }
         if self.state == State::ProbeRtt {
             self.handle_probe_rtt(ack);
@@ -827,7 +818,7 @@ impl Bbr3 {
 
     fn handle_probe_rtt(&mut self, ack: &AckSample) {
         // MarkConnectionAppLimited: ProbeRTT's low rate must not enter the filter.
-        self.probe_rtt_app_until = (self.delivered + ack.in_flight as u64).max(1);
+        self.probe_rtt_mark.extend(self.delivered, ack.in_flight);
         if self.probe_rtt_done_stamp.is_none() && ack.in_flight as f64 <= self.probe_rtt_cwnd() {
             self.probe_rtt_done_stamp = Some(ack.now + self.probe_rtt_duration);
             self.probe_rtt_round_done = false;
@@ -919,7 +910,7 @@ impl CongestionControl for Bbr3 {
         }
         let rs = ack.rate;
         let app_limited =
-            rs.is_some_and(|r| r.app_limited || self.in_probe_rtt_app_limited(r.prior_delivered));
+            rs.is_some_and(|r| r.app_limited || self.probe_rtt_mark.covers(r.prior_delivered));
         // UpdateModelAndState.
         self.update_latest_delivery_signals(rs.as_ref());
         self.update_congestion_signals(rs.as_ref(), app_limited);
@@ -949,8 +940,7 @@ impl CongestionControl for Bbr3 {
             self.note_loss();
             return;
         }
-        self.save_cwnd();
-        self.save_state_upon_loss();
+        self.save_state_upon_loss(); // saves the window too
         self.in_recovery = true;
     }
 
@@ -965,8 +955,7 @@ impl CongestionControl for Bbr3 {
 
     /// OnEnterRTO: the RTO marked everything lost, so C.inflight + 1 is one packet.
     fn on_timeout(&mut self, _ev: &TimeoutEvent) {
-        self.save_cwnd();
-        self.save_state_upon_loss();
+        self.save_state_upon_loss(); // saves the window too
         self.is_loss_in_round = true;
         self.in_recovery = true;
         self.cwnd = 1.0;
