@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: browser run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
+.PHONY: sysdeps browser run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
 
 # Re-run when the pip line below changes too (the Makefile), so an existing .venv gets a new package.
 $(VENV)/.deps: pyproject.toml Makefile
@@ -28,7 +28,17 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "note: chromium not installed (not root or no apt-get): the HTML report test will skip"; }
 
-setup: $(VENV)/.deps
+# The kernel datapath (crates/cclab-bpf) compiles a BPF program with clang and builds libbpf from
+# source (libbpf-sys), which needs libelf and zlib headers. Installed from Debian when missing and we
+# are root (CI is); otherwise the build stops here saying what to install.
+SYSDEPS := clang libelf-dev zlib1g-dev pkg-config
+sysdeps:
+	@command -v clang >/dev/null && pkg-config --exists libelf zlib 2>/dev/null || { \
+		[ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSDEPS) >/dev/null); } || \
+		{ echo "error: the kernel datapath needs $(SYSDEPS) (Debian names); install them as root"; exit 1; }
+
+setup: $(VENV)/.deps sysdeps
 
 # The real datapath's binary (`cclab net run` calls it) goes into the venv's bin, where cclab.net finds it.
 # CARGO_TARGET_DIR is honoured (default target/).

@@ -1,0 +1,387 @@
+//! One kernel connection driven by one cclab algorithm: Linux's events in, the algorithm's hooks
+//! called in the order our own transport calls them, a [`Decision`] out. Pure logic (no kernel), so it
+//! is tested on synthetic events.
+//!
+//! # What each kernel event becomes
+//!
+//! | kernel (tcp_congestion_ops)          | algorithm hook                                    |
+//! | ------------------------------------ | ------------------------------------------------- |
+//! | `cong_control` (every ACK)           | `on_ack` (rate sample when Linux's is valid)      |
+//! | `set_state(Recovery)`                | `on_loss` (one per loss event, as Linux counts)   |
+//! | `set_state(CWR)` (ECN-Echo)          | `on_loss` with `ecn`                              |
+//! | `set_state(Loss)` (each RTO)         | `on_timeout` (`backoffs` from `icsk_backoff`)     |
+//! | `set_state(Open)` after Recovery     | `on_recovery_end`                                 |
+//! | `undo_cwnd`                          | `undo_timeout` (Linux undoes fast recovery too)   |
+//! | the algorithm's own timer            | `on_timer`, run by the controller                 |
+//!
+//! Linux owns reliability here (which packet to resend, SACK, RTO, PRR is skipped because
+//! `cong_control` is set), so the algorithm sees Linux's loss detection, not ours: the same split as
+//! our transport, with another transport under it. Hooks that need our own header (`on_send` marks,
+//! the router field, receiver timestamps) see nothing: the flags are never sent and the echoed field
+//! is 0.
+
+use std::collections::VecDeque;
+
+use cclab_cc::cc::{AckSample, CongestionControl, LossEvent, RateSample, TimeoutEvent};
+use cclab_cc::time::Nanos;
+
+use crate::events::{ack_flag, ca_state, kind, Decision, Event, INFINITE_SSTHRESH};
+
+/// How many past ACKs are kept to find the loss count and flight when a rate sample's packet left
+/// (Linux's rate sample gives only the delivered count then). At 1 Gbit/s a 200 ms round trip is
+/// about 17 000 ACKs, and a sample's interval is at least one minimum RTT and seldom a few more.
+const HISTORY: usize = 1 << 16;
+
+pub struct FlowAdapter {
+    cc: Box<dyn CongestionControl>,
+    /// Payload bytes over wire bytes of a full packet: the algorithm's pacing rate is on the wire,
+    /// Linux's `sk_pacing_rate` counts what TCP sends.
+    payload_share: f64,
+    /// Times handed to the algorithm are ns since this instant (the controller's start), so they
+    /// start small as the simulator's do.
+    origin_ns: u64,
+    state: u32,
+    epoch: u32,
+    /// Linux's 32-bit counters, unwrapped.
+    delivered: Counter,
+    lost: Counter,
+    /// (delivered, lost, in flight) after each ACK, oldest first.
+    history: VecDeque<(u64, u64, u32)>,
+    /// Linux's last srtt (µs), for the pacing rate Linux itself would set.
+    srtt_us: u32,
+    mss: u32,
+}
+
+/// A wrapping 32-bit kernel counter extended to 64 bits.
+#[derive(Default)]
+struct Counter {
+    last: u32,
+    total: u64,
+}
+
+impl Counter {
+    fn update(&mut self, v: u32) -> u64 {
+        self.total += v.wrapping_sub(self.last) as u64;
+        self.last = v;
+        self.total
+    }
+}
+
+fn us(v: u32) -> Nanos {
+    v as Nanos * 1000
+}
+
+impl FlowAdapter {
+    /// An adapter for the connection whose INIT record is `init`; `packet_size` is the wire size of
+    /// a full packet the algorithm was built for.
+    pub fn new(
+        cc: Box<dyn CongestionControl>,
+        init: &Event,
+        origin_ns: u64,
+        mss: u32,
+        packet_size: u32,
+    ) -> FlowAdapter {
+        let mut a = FlowAdapter {
+            cc,
+            payload_share: mss as f64 / packet_size.max(1) as f64,
+            origin_ns,
+            state: init.state,
+            epoch: init.epoch,
+            delivered: Counter::default(),
+            lost: Counter::default(),
+            history: VecDeque::new(),
+            srtt_us: init.srtt_us,
+            mss: init.mss.max(1),
+        };
+        a.delivered.update(init.delivered);
+        a.lost.update(init.lost);
+        a.delivered.total = init.delivered as u64;
+        a.lost.total = init.lost as u64;
+        a
+    }
+
+    pub fn algorithm(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    fn now(&self, e: &Event) -> Nanos {
+        e.now_ns.saturating_sub(self.origin_ns)
+    }
+
+    /// Feeds one record to the algorithm; returns the decision to write.
+    pub fn on_event(&mut self, e: &Event) -> Decision {
+        let now = self.now(e);
+        self.epoch = e.epoch;
+        self.srtt_us = e.srtt_us;
+        self.mss = e.mss.max(1);
+        match e.kind {
+            kind::ACK => self.on_ack(e, now),
+            kind::STATE => self.on_state(e, now),
+            kind::UNDO => {
+                let ssthresh = if e.ssthresh >= INFINITE_SSTHRESH {
+                    f64::INFINITY
+                } else {
+                    e.ssthresh as f64
+                };
+                self.cc.undo_timeout(e.prior_cwnd as f64, ssthresh);
+            }
+            _ => {}
+        }
+        self.decision()
+    }
+
+    fn on_ack(&mut self, e: &Event, now: Nanos) {
+        let delivered = self.delivered.update(e.delivered);
+        let lost = self.lost.update(e.lost);
+        let rate = (e.rs_delivered > 0 && e.rs_interval_us > 0).then(|| {
+            // Linux's prior_delivered is 32 bits: unwrap it against the current count.
+            let prior = delivered - e.delivered.wrapping_sub(e.rs_prior_delivered) as u64;
+            let (lost_then, in_flight_then) = self.at_delivered(prior);
+            RateSample {
+                delivered: e.rs_delivered as u64,
+                interval: e.rs_interval_us as Nanos * 1000,
+                prior_delivered: prior,
+                app_limited: e.rs_app_limited != 0,
+                lost: lost.saturating_sub(lost_then),
+                // The sampled packet itself was in flight too.
+                tx_in_flight: in_flight_then + 1,
+            }
+        });
+        self.history.push_back((delivered, lost, e.in_flight));
+        if self.history.len() > HISTORY {
+            self.history.pop_front();
+        }
+        let ack = AckSample {
+            now,
+            newly_acked: e.acked_sacked,
+            cum_advanced: e.ack_flags & ack_flag::SND_UNA_ADVANCED != 0,
+            rtt: (e.rtt_us >= 0).then(|| e.rtt_us as Nanos * 1000),
+            srtt: us(e.srtt_us),
+            min_rtt: us(e.min_rtt_us),
+            in_flight: e.in_flight,
+            delivered,
+            in_recovery: e.state == ca_state::RECOVERY,
+            app_limited: e.rs_app_limited != 0,
+            ecn_echo: e.ack_flags & ack_flag::ECE != 0,
+            lost,
+            newly_lost: e.rs_losses,
+            rate,
+            ..AckSample::default()
+        };
+        self.cc.on_ack(&ack);
+    }
+
+    /// Loss count and flight after the last ACK at or before `delivered` (the sampled packet's
+    /// departure); drops history older than that, since later samples start later.
+    fn at_delivered(&mut self, delivered: u64) -> (u64, u32) {
+        while self.history.len() >= 2 && self.history[1].0 <= delivered {
+            self.history.pop_front();
+        }
+        match self.history.front() {
+            Some(&(d, l, f)) if d <= delivered => (l, f),
+            _ => (self.lost.total, 0),
+        }
+    }
+
+    fn on_state(&mut self, e: &Event, now: Nanos) {
+        let prev = self.state;
+        self.state = e.state;
+        let loss = LossEvent {
+            now,
+            in_flight: e.packets_out,
+            lost: e.lost.wrapping_sub(self.lost.last).max(1),
+            srtt: us(e.srtt_us),
+            min_rtt: us(e.min_rtt_us),
+            ecn: false,
+        };
+        match e.state {
+            ca_state::RECOVERY if prev != ca_state::RECOVERY => self.cc.on_loss(&loss),
+            ca_state::CWR if prev < ca_state::CWR => self.cc.on_loss(&LossEvent {
+                ecn: true,
+                lost: 0,
+                ..loss
+            }),
+            // Linux calls set_state(Loss) on every RTO, also when already in Loss; icsk_backoff is
+            // raised after it, so the first RTO reports 0.
+            ca_state::LOSS => self.cc.on_timeout(&TimeoutEvent {
+                now,
+                in_flight: e.packets_out,
+                backoffs: e.backoff + 1,
+            }),
+            ca_state::OPEN if prev == ca_state::RECOVERY => self.cc.on_recovery_end(now),
+            _ => {}
+        }
+        self.lost.update(e.lost);
+    }
+
+    /// The algorithm's own timer, if it has one: when it is due, in the controller's clock.
+    pub fn next_timer_ns(&self) -> Option<u64> {
+        self.cc.next_timer().map(|t| t + self.origin_ns)
+    }
+
+    pub fn on_timer(&mut self, now_ns: u64) -> Decision {
+        self.cc.on_timer(now_ns.saturating_sub(self.origin_ns));
+        self.decision()
+    }
+
+    /// The window, threshold and pacing rate the algorithm asks for now.
+    pub fn decision(&self) -> Decision {
+        let cwnd = self.cc.cwnd().clamp(1.0, INFINITE_SSTHRESH as f64) as u32;
+        let ss = self.cc.ssthresh();
+        let ssthresh = if ss.is_finite() {
+            ss.clamp(1.0, INFINITE_SSTHRESH as f64) as u32
+        } else {
+            INFINITE_SSTHRESH
+        };
+        let (pacing, pacing_rate) = match self.cc.pacing_rate_bps() {
+            Some(bps) if bps.is_finite() && bps > 0.0 => {
+                (true, (bps / 8.0 * self.payload_share) as u64)
+            }
+            // Linux's own rate (tcp_update_pacing_rate): 2x the window's rate in slow start, 1.2x
+            // after. Not enforced (no pacing), it sizes TSO bursts as it would for kernel Reno.
+            _ if self.srtt_us > 0 => {
+                let base = self.mss as f64 * cwnd as f64 * 1e6 / self.srtt_us as f64;
+                let ratio = if (cwnd as u64) < ssthresh as u64 / 2 {
+                    2.0
+                } else {
+                    1.2
+                };
+                (false, (base * ratio) as u64)
+            }
+            _ => (false, u64::MAX),
+        };
+        Decision {
+            epoch: self.epoch,
+            cwnd,
+            ssthresh,
+            pacing,
+            pacing_rate,
+            reno: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_cc::params::Params;
+    use cclab_cc::registry::{build_sender, SenderEnv};
+
+    fn adapter(name: &str) -> FlowAdapter {
+        let env = SenderEnv::default();
+        let cc = build_sender(name, &Params::default(), &env).unwrap().cc;
+        let init = Event {
+            kind: kind::INIT,
+            flow: 1,
+            cwnd: 10,
+            mss: 1448,
+            ssthresh: INFINITE_SSTHRESH,
+            ..Event::default()
+        };
+        FlowAdapter::new(cc, &init, 0, env.mss, env.packet_size)
+    }
+
+    fn ack(t_ms: u64, delivered: u32, acked: u32, state: u32, epoch: u32) -> Event {
+        Event {
+            kind: kind::ACK,
+            flow: 1,
+            now_ns: t_ms * 1_000_000,
+            epoch,
+            state,
+            srtt_us: 40_000,
+            min_rtt_us: 40_000,
+            in_flight: 10,
+            packets_out: 10,
+            delivered,
+            mss: 1448,
+            acked_sacked: acked,
+            rtt_us: 40_000,
+            rs_delivered: -1,
+            rs_interval_us: -1,
+            ack_flags: ack_flag::SND_UNA_ADVANCED,
+            ..Event::default()
+        }
+    }
+
+    /// NewReno through the adapter: slow start doubles the window over a round of ACKs, a recovery
+    /// halves it, an RTO takes it to 1, and the decision echoes the kernel's epoch.
+    #[test]
+    fn newreno_follows_linux_events() {
+        let mut a = adapter("newreno");
+        let mut d = a.decision();
+        assert_eq!(d.cwnd, 10);
+        for i in 1..=10 {
+            d = a.on_event(&ack(i, i as u32, 1, ca_state::OPEN, 0));
+        }
+        assert_eq!(d.cwnd, 20, "slow start: one packet per packet acked");
+        assert_eq!(d.ssthresh, INFINITE_SSTHRESH);
+        assert!(!d.pacing, "NewReno does not pace");
+        // Linux's own TSO-sizing rate in slow start: 2 x 20 x 1448 B / 40 ms.
+        assert_eq!(d.pacing_rate, 2 * 20 * 1448 * 25);
+        let rec = Event {
+            kind: kind::STATE,
+            state: ca_state::RECOVERY,
+            epoch: 1,
+            packets_out: 20,
+            lost: 1,
+            ..ack(11, 10, 0, ca_state::RECOVERY, 1)
+        };
+        d = a.on_event(&rec);
+        assert_eq!((d.cwnd, d.ssthresh, d.epoch), (10, 10, 1));
+        // No growth during recovery.
+        d = a.on_event(&ack(12, 12, 2, ca_state::RECOVERY, 1));
+        assert_eq!(d.cwnd, 10);
+        let open = Event {
+            kind: kind::STATE,
+            state: ca_state::OPEN,
+            epoch: 2,
+            ..ack(13, 20, 0, ca_state::OPEN, 2)
+        };
+        a.on_event(&open);
+        let rto = Event {
+            kind: kind::STATE,
+            state: ca_state::LOSS,
+            epoch: 3,
+            packets_out: 10,
+            backoff: 0,
+            ..ack(500, 20, 0, ca_state::LOSS, 3)
+        };
+        d = a.on_event(&rto);
+        assert_eq!((d.cwnd, d.ssthresh, d.epoch), (1, 5, 3));
+    }
+
+    /// A valid Linux rate sample becomes a RateSample with the loss count since its packet left.
+    #[test]
+    fn rate_samples_carry_losses_since_departure() {
+        let mut a = adapter("bbr");
+        a.on_event(&ack(1, 100, 1, ca_state::OPEN, 0));
+        let mut e = ack(2, 101, 1, ca_state::OPEN, 0);
+        e.lost = 3;
+        a.on_event(&e);
+        let mut e = ack(50, 150, 1, ca_state::OPEN, 0);
+        e.lost = 7;
+        e.rs_delivered = 50;
+        e.rs_interval_us = 40_000;
+        e.rs_prior_delivered = 100;
+        a.on_event(&e);
+        // History from delivered = 100 on (lost 0 then): 7 lost since.
+        assert_eq!(a.at_delivered(100), (0, 10));
+        assert_eq!(a.at_delivered(101), (3, 10));
+    }
+
+    #[test]
+    fn pacing_algorithms_ask_the_kernel_to_pace_payload_bytes() {
+        let mut a = adapter("bbr");
+        let mut d = a.decision();
+        for i in 1..=5 {
+            let mut e = ack(i * 10, i as u32 * 10, 10, ca_state::OPEN, 0);
+            e.rs_delivered = 10;
+            e.rs_interval_us = 40_000;
+            e.rs_prior_delivered = (i as u32 - 1) * 10;
+            d = a.on_event(&e);
+        }
+        assert!(d.pacing);
+        let bps = a.algorithm().pacing_rate_bps().unwrap();
+        assert_eq!(d.pacing_rate, (bps / 8.0 * 1448.0 / 1500.0) as u64);
+    }
+}
