@@ -201,7 +201,7 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
     if loopback:
         seen = set()
         for f in spec["flows"]:
-            if f["cc"].startswith("kernel:") and f["group"] not in seen:
+            if f["cc"].startswith(("kernel:", "bpf:")) and f["group"] not in seen:
                 seen.add(f["group"])
                 errors.append((f"flows[{f['group']}].cc", f"{show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
                                                           "loopback mode runs our transport only"))
@@ -380,7 +380,7 @@ def from_raw(raw: dict, spec: dict) -> Result:
     sim_flows, frows = [], []
     for f, fs in zip(raw["flows"], spec["flows"]):
         s = f["series"]
-        kernel = f["cc"] in KERNEL_CCS
+        kernel = f["cc"] in KERNEL_CCS or f["cc"].startswith("bpf:")  # Linux TCP either way
         t = np.asarray(s["t"], dtype=float)
         delivered = np.asarray(s["delivered_bytes"], dtype=float)
         min_rtts = [x for x in s["min_rtt"] if x > 0]

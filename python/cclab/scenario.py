@@ -52,6 +52,10 @@ from .units import (
 # Linux kernel TCP congestion controls a flow may name as ``cc = "kernel:<name>"``: real datapath only
 # (``cclab net run``; the set crates/cclab-net/src/tcp.rs accepts). The simulator has no kernel inside.
 KERNEL_CCS = ("kernel:cubic", "kernel:reno", "kernel:bbr")
+# ``cc = "bpf:<algorithm>"``: Linux TCP steered by one of our algorithms through the kernel datapath
+# (crates/cclab-bpf; real datapath only). These need a field of our own header and cannot run there
+# (crates/cclab-net/src/run.rs, BPF_REFUSED).
+BPF_REFUSED = {"maxnet": "needs the router price carried in our own header, which Linux TCP has no field for"}
 # What a scenario is resolved for: "sim" (``cclab run``) or "net" (``cclab net run``).
 DATAPATHS = ("sim", "net")
 
@@ -564,7 +568,7 @@ class Scenario(_Model):
         needs the whole scenario (paths, RTTs, buffers, algorithm and queue parameters, the run spec's own
         checks and the budget). Every problem is reported at once in one :class:`ScenarioError`.
         ``datapath="net"`` validates for the real datapath, which also accepts
-        ``cc = "kernel:cubic" | "kernel:reno" | "kernel:bbr"``."""
+        ``cc = "kernel:cubic" | "kernel:reno" | "kernel:bbr"`` and ``cc = "bpf:<algorithm>"``."""
         if isinstance(obj, Scenario):
             obj = obj.model_dump(warnings=False)
         _check_nesting(obj)
@@ -1124,7 +1128,18 @@ class _Resolver:
             elif f.params:
                 self.err(f"{field}.params", f"kernel TCP ({f.cc}) takes no parameters, got {', '.join(sorted(f.params))}")
             return
+        name = f.cc
+        if f.cc.startswith("bpf:"):
+            # Linux TCP steered by our algorithm: our parameters, Linux's sockets.
+            name = f.cc[len("bpf:"):]
+            if self.datapath != "net":
+                self.err(f"{field}.cc", f"{f.cc!r} is Linux TCP steered by our algorithm (the kernel datapath), "
+                         f"which runs only on the real datapath (`cclab net run`); the simulator runs {name!r} itself")
+                return
+            if name in BPF_REFUSED:
+                self.err(f"{field}.cc", f"{f.cc!r}: {name} {BPF_REFUSED[name]}")
+                return
         try:
-            _native.validate_sender(f.cc, json.dumps(f.params), tr["mss"], tr["packet_size"], tr["initial_cwnd"])
+            _native.validate_sender(name, json.dumps(f.params), tr["mss"], tr["packet_size"], tr["initial_cwnd"])
         except _native.SpecError as e:
             self.err(f"{field}.cc" if e.field == "cc" else f"{field}.params.{e.field}", e.message)

@@ -256,7 +256,8 @@ impl Shared {
             addr_of_mut!((*slot).cwnd).write_volatile(d.cwnd);
             addr_of_mut!((*slot).ssthresh).write_volatile(d.ssthresh);
             let flags = if d.pacing { decision_flag::PACE } else { 0 }
-                | if d.reno { decision_flag::RENO } else { 0 };
+                | if d.reno { decision_flag::RENO } else { 0 }
+                | if d.prr { decision_flag::PRR } else { 0 };
             addr_of_mut!((*slot).flags).write_volatile(flags);
             addr_of_mut!((*slot).pacing_rate).write_volatile(d.pacing_rate);
             fence(Ordering::Release);
@@ -270,6 +271,8 @@ struct Flows {
     origin_ns: u64,
     adapters: HashMap<u32, FlowAdapter>,
     stats: Stats,
+    /// CCLAB_BPF_TRACE set: every non-ACK record and the decision it gave, on stderr.
+    trace: bool,
 }
 
 impl Flows {
@@ -321,6 +324,24 @@ impl Flows {
                 }
             },
         };
+        if self.trace && e.kind != kind::ACK {
+            eprintln!(
+                "cclab-bpf: t={:.6} flow {} kind {} state {} epoch {} cwnd {} ssthresh {} in_flight {} \
+                 packets_out {} lost {} backoff {} -> {:?}",
+                e.now_ns.saturating_sub(self.origin_ns) as f64 * 1e-9,
+                e.flow,
+                e.kind,
+                e.state,
+                e.epoch,
+                e.cwnd,
+                e.ssthresh,
+                e.in_flight,
+                e.packets_out,
+                e.lost,
+                e.backoff,
+                d
+            );
+        }
         if let Some(d) = d {
             shared.write(e.flow, &d);
             if e.kind == kind::ACK {
@@ -397,6 +418,7 @@ fn serve(
         origin_ns: monotonic_ns(),
         adapters: HashMap::new(),
         stats: Stats::default(),
+        trace: std::env::var_os("CCLAB_BPF_TRACE").is_some(),
     });
     let mut rb = RingBufferBuilder::new();
     rb.add(&skel.maps.events, |bytes: &[u8]| {

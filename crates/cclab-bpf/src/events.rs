@@ -61,9 +61,11 @@ pub struct Event {
     pub sport: u16,
     pub dport: u16,
     pub prior_cwnd: u32,
+    pub prr_out: u32,
+    pub pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Event>() == 120);
+const _: () = assert!(std::mem::size_of::<Event>() == 128);
 
 impl Event {
     /// Reads a record from the ring buffer's bytes; None if it is short (never from our program, but
@@ -106,10 +108,13 @@ pub struct Decision {
     pub pacing_rate: u64,
     /// No algorithm for this socket: the program steers it with Linux's Reno.
     pub reno: bool,
+    /// In recovery or CWR the program runs Linux's PRR towards `cwnd` (window algorithms).
+    pub prr: bool,
 }
 
 /// `cclab_decision.flags` (events.h).
 pub mod decision_flag {
     pub const PACE: u32 = 1;
     pub const RENO: u32 = 2;
+    pub const PRR: u32 = 4;
 }

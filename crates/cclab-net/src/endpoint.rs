@@ -365,6 +365,21 @@ pub fn check_sender(name: &str, f: &FlowSpec) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Flow `flow_id`'s algorithm `cc` with its parameters and transport settings, seeded as the simulator
+/// seeds that flow (its index in the spec). Our transport and the kernel datapath build it alike.
+pub fn build_flow_sender(
+    cc: &str,
+    f: &FlowSpec,
+    flow_id: u32,
+    run_seed: u64,
+) -> Result<BuiltSender, cclab_cc::params::ParamError> {
+    build_sender(
+        cc,
+        &f.params,
+        &sender_env(f, flow_seed(run_seed, flow_id as u64)),
+    )
+}
+
 fn sender_env(f: &FlowSpec, seed: u64) -> SenderEnv {
     SenderEnv {
         mss: f.transport.packet_size - WIRE_OVERHEAD,
@@ -470,9 +485,7 @@ impl SenderSetup {
         flow_id: u32,
         run_seed: u64,
     ) -> io::Result<SenderSetup> {
-        // The same per-flow seed as the simulator gives flow `flow_id` (its index in the spec).
-        let env = sender_env(f, flow_seed(run_seed, flow_id as u64));
-        let built = build_sender(cc, &f.params, &env)
+        let built = build_flow_sender(cc, f, flow_id, run_seed)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         tune(&sock)?;
         sock.connect(dst)?;

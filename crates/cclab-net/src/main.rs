@@ -64,6 +64,11 @@ fn main() -> ExitCode {
                 serde_json::json!({
                     "ours": cclab_cc::registry::SENDER_NAMES,
                     "kernel": cclab_net::tcp::KERNEL_CCS.iter().map(|k| format!("kernel:{k}")).collect::<Vec<_>>(),
+                    "bpf": cclab_cc::registry::SENDER_NAMES
+                        .iter()
+                        .filter(|n| !cclab_net::run::BPF_REFUSED.iter().any(|(r, _)| r == *n))
+                        .map(|n| format!("bpf:{n}"))
+                        .collect::<Vec<_>>(),
                 })
             );
             ExitCode::SUCCESS

@@ -125,6 +125,10 @@ pub struct NetInfo {
     pub disturbed: bool,
     pub ingress: emulator::IngressCounters,
     pub interrupted: bool,
+    /// The kernel datapath's controller (`bpf:*` flows): what it handled, dropped, left to the Reno
+    /// fallback, its ACK-to-decision delay and CPU (`cclab_bpf::controller::stats_json`); None when
+    /// no flow used it.
+    pub kernel_datapath: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -241,6 +245,7 @@ pub(crate) fn summarise(
     mut warnings: Vec<String>,
     wall_s: f64,
     interrupted: bool,
+    kernel_datapath: Option<&cclab_bpf::Stats>,
 ) -> RunResult {
     let [m0, m1] = spec.measure;
     let mut stats_by_cc: BTreeMap<String, FlowWindow> = BTreeMap::new();
@@ -318,6 +323,8 @@ pub(crate) fn summarise(
             disturbed: disturbed.is_some(),
             ingress: fin.emulator.ingress,
             interrupted,
+            kernel_datapath: kernel_datapath
+                .and_then(|s| serde_json::from_str(&cclab_bpf::controller::stats_json(s)).ok()),
         },
         warnings,
     }

@@ -62,16 +62,30 @@ impl From<io::Error> for RunError {
 /// How a flow is carried.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FlowKind {
+    /// Linux TCP with one of Linux's algorithms (`kernel:<name>`).
     Kernel(String),
+    /// Linux TCP steered by our algorithm through the kernel datapath (`bpf:<name>`, crate
+    /// cclab-bpf).
+    Bpf(String),
+    /// Our transport over UDP.
     Ours(String),
 }
 
 pub fn flow_kind(cc: &str) -> FlowKind {
-    match cc.strip_prefix("kernel:") {
-        Some(k) => FlowKind::Kernel(k.to_string()),
-        None => FlowKind::Ours(cc.to_string()),
+    if let Some(k) = cc.strip_prefix("kernel:") {
+        FlowKind::Kernel(k.to_string())
+    } else if let Some(k) = cc.strip_prefix("bpf:") {
+        FlowKind::Bpf(k.to_string())
+    } else {
+        FlowKind::Ours(cc.to_string())
     }
 }
+
+/// Algorithms the kernel datapath cannot carry: they need a field of our own header.
+pub const BPF_REFUSED: &[(&str, &str)] = &[(
+    "maxnet",
+    "needs the router price carried in our own header, which Linux TCP has no field for",
+)];
 
 /// Whether flow `f` runs in the reverse direction (data B → A over link 1, ACKs over link 0); None if
 /// its paths are neither of the dumbbell's two directions.
@@ -129,6 +143,15 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
                 )))
             }
             FlowKind::Kernel(_) => {}
+            FlowKind::Bpf(name) => {
+                if let Some((_, why)) = BPF_REFUSED.iter().find(|(n, _)| *n == name) {
+                    return Err(RunError::Spec(format!(
+                        "flows[{i}].cc: \"bpf:{name}\" {why} (docs/kernel-datapath.md)"
+                    )));
+                }
+                crate::endpoint::check_sender(&name, f)
+                    .map_err(|e| RunError::Spec(format!("flows[{i}].{e}")))?
+            }
             FlowKind::Ours(name) => crate::endpoint::check_sender(&name, f)
                 .map_err(|e| RunError::Spec(format!("flows[{i}].{e}")))?,
         }
@@ -156,7 +179,7 @@ pub fn validate_loopback(spec: &RunSpec) -> Result<(), RunError> {
                  direction of data)"
             )));
         }
-        if let FlowKind::Kernel(_) = flow_kind(&f.cc) {
+        if let FlowKind::Kernel(_) | FlowKind::Bpf(_) = flow_kind(&f.cc) {
             return Err(RunError::Spec(format!(
                 "flows[{i}].cc: {:?} (Linux TCP) needs the namespace mode; loopback mode relays UDP \
                  datagrams and runs our transport only (any algorithm of `cclab-net algorithms` \
@@ -198,6 +221,11 @@ pub fn run_with(
         Mode::Loopback => None,
     };
     let emu = build_emulator(spec)?;
+    let controller = match mode {
+        Mode::Tun => start_controller(spec)?,
+        Mode::Loopback => None,
+    };
+    let tcp_names = tcp_names(spec, controller.as_ref());
     let sample_every = from_secs(spec.sample_interval).max(1_000_000);
     // Loopback: every endpoint is bound here, before the relay starts, so the relay knows each flow's
     // real addresses (flow i: sender → relay side A, relay side B → receiver).
@@ -237,6 +265,7 @@ pub fn run_with(
             spec,
             hosts.as_ref(),
             &mut prebound,
+            &tcp_names,
             &probes,
             &starts,
             clock,
@@ -251,6 +280,11 @@ pub fn run_with(
         setup.map(|_| errs)
     });
     let fin = emu_run.stop();
+    // Every socket is closed by now; stopping unregisters the name.
+    let kernel_datapath = match controller {
+        Some(c) => Some(c.stop().map_err(|e| RunError::Io(io::Error::other(e)))?),
+        None => None,
+    };
     let thread_errors = scoped?;
     let fin = fin?;
     drop(hosts);
@@ -267,7 +301,50 @@ pub fn run_with(
         thread_errors,
         wall.elapsed().as_secs_f64(),
         interrupt.load(Ordering::Relaxed),
+        kernel_datapath.as_ref(),
     ))
+}
+
+/// The kernel datapath's controller, when some flow is `bpf:<name>`: one registration for the whole
+/// run, named after this process (names are global to the machine), choosing each socket's algorithm
+/// by its destination port (flow i sends to port `flow_port(i)`) with the flow's parameters and seed.
+fn start_controller(spec: &RunSpec) -> Result<Option<cclab_bpf::Controller>, RunError> {
+    let algos: Vec<Option<String>> = spec
+        .flows
+        .iter()
+        .map(|f| match flow_kind(&f.cc) {
+            FlowKind::Bpf(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    if algos.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let flows = spec.flows.clone();
+    let seed = spec.seed;
+    let chooser: cclab_bpf::Chooser = Box::new(move |key, _mss| {
+        let i = (0..flows.len()).find(|&i| flow_port(i) == key.remote.port())?;
+        let name = algos[i].as_ref()?;
+        let built = crate::endpoint::build_flow_sender(name, &flows[i], i as u32, seed).ok()?;
+        Some((built.cc, flows[i].transport.packet_size))
+    });
+    let name = format!("cclab{}", std::process::id());
+    cclab_bpf::Controller::start(cclab_bpf::Options::new(name), chooser)
+        .map(Some)
+        .map_err(RunError::Unavailable)
+}
+
+/// The `TCP_CONGESTION` name each flow's socket selects: Linux's algorithm, the controller's
+/// registration, or None (our transport).
+fn tcp_names(spec: &RunSpec, controller: Option<&cclab_bpf::Controller>) -> Vec<Option<String>> {
+    spec.flows
+        .iter()
+        .map(|f| match flow_kind(&f.cc) {
+            FlowKind::Kernel(k) => Some(k),
+            FlowKind::Bpf(_) => controller.map(|c| c.name().to_string()),
+            FlowKind::Ours(_) => None,
+        })
+        .collect()
 }
 
 /// What the real datapath and the chosen mode can run (see [`validate`], [`validate_loopback`]), and
@@ -316,7 +393,7 @@ fn bind_loopback(spec: &RunSpec) -> Result<(Relay, Vec<BoundFlow>), RunError> {
     let mut ends = Vec::new();
     for (i, f) in spec.flows.iter().enumerate() {
         let FlowKind::Ours(name) = flow_kind(&f.cc) else {
-            unreachable!("validate_loopback refuses kernel flows")
+            unreachable!("validate_loopback refuses TCP flows")
         };
         let rs = std::net::UdpSocket::bind("127.0.0.1:0")?;
         let r_addr = v4_of(&rs)?;
@@ -354,6 +431,7 @@ fn spawn_flows<'scope, 'env>(
     spec: &'env RunSpec,
     hosts: Option<&'env Dumbbell>,
     prebound: &mut [BoundFlow],
+    tcp_names: &[Option<String>],
     probes: &[Arc<FlowProbe>],
     starts: &[Nanos],
     clock: Clock,
@@ -380,8 +458,8 @@ fn spawn_flows<'scope, 'env>(
             (&hosts.a, &hosts.b)
         };
         let dst = SocketAddr::V4(SocketAddrV4::new(rcv.addr, port));
-        match flow_kind(&f.cc) {
-            FlowKind::Kernel(cc) => {
+        match (flow_kind(&f.cc), tcp_names[i].clone()) {
+            (FlowKind::Kernel(_) | FlowKind::Bpf(_), Some(cc)) => {
                 let listener = rcv.ns.run_in(|| TcpListener::bind(dst))??;
                 let p2 = probe.clone();
                 handles.push(s.spawn(move || tcp::sink(listener, stop, &p2.delivered)));
@@ -412,7 +490,10 @@ fn spawn_flows<'scope, 'env>(
                     })
                 }));
             }
-            FlowKind::Ours(name) => {
+            (FlowKind::Kernel(_) | FlowKind::Bpf(_), None) => {
+                unreachable!("a TCP flow has a TCP_CONGESTION name (tcp_names)")
+            }
+            (FlowKind::Ours(name), _) => {
                 let mut rx = ReceiverSetup::bind(rcv, f, port, i as u32)?;
                 let tx = SenderSetup::bind(snd, f, &name, dst, i as u32, spec.seed)?;
                 // The receiver takes data from this sender only (docs/real-datapath.md, "What a

@@ -22,6 +22,7 @@ char _license[] SEC("license") = "GPL";
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
 /* tcp_ack()'s flag bits (net/ipv4/tcp_input.c) the controller reads; passed through unchanged. */
 #define FLAG_ECE 0x40
+#define FLAG_SND_UNA_ADVANCED 0x400
 
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 
@@ -53,6 +54,7 @@ struct flow_priv {
 	__u32 prior_cwnd;
 	__u32 prior_ssthresh;
 	__u32 pacing;
+	__u32 prr_delivered;
 };
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
@@ -96,6 +98,7 @@ static __always_inline struct cclab_event *begin(struct sock *sk, __u32 kind, __
 	e->packets_out = tp->packets_out;
 	e->delivered = tp->delivered;
 	e->lost = tp->lost;
+	e->prr_out = tp->prr_out;
 	e->mss = tp->mss_cache;
 	e->backoff = icsk->icsk_backoff;
 	e->rtt_us = -1;
@@ -119,8 +122,42 @@ static __always_inline void submit(struct cclab_event *e, __u64 now)
 	bpf_ringbuf_submit(e, flags);
 }
 
-/* The controller's decision for this flow, if it is for this socket and this epoch. */
-static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct flow_priv *p)
+/* Linux's Proportional Rate Reduction (RFC 6937, tcp_cwnd_reduction), which the kernel skips for a
+ * congestion control with cong_control: sent / delivered = target / prior window while the flight is
+ * above the target, then at most one more than delivered per ACK. Transport behaviour, not an
+ * algorithm: the target is the algorithm's window. */
+static __always_inline void prr(struct tcp_sock *tp, struct flow_priv *p, __u32 target, __u32 acked,
+				int flag, int losses)
+{
+	__s64 in_flight = packets_in_flight(tp);
+	__s64 delta = (__s64)target - in_flight;
+	__s64 out = tp->prr_out;
+	__s64 sndcnt;
+
+	if (!acked || !p->prior_cwnd)
+		return;
+	p->prr_delivered += acked;
+	if (delta < 0) {
+		sndcnt = ((__u64)target * p->prr_delivered + p->prior_cwnd - 1) / p->prior_cwnd - out;
+	} else {
+		sndcnt = (__s64)p->prr_delivered - out;
+		if (sndcnt < acked)
+			sndcnt = acked;
+		if ((flag & FLAG_SND_UNA_ADVANCED) && !losses)
+			sndcnt++;
+		if (sndcnt > delta)
+			sndcnt = delta;
+	}
+	/* The fast retransmission leaves on entering recovery whatever the quota says. */
+	if (sndcnt < (out ? 0 : 1))
+		sndcnt = out ? 0 : 1;
+	tp->snd_cwnd = in_flight + sndcnt > 0 ? in_flight + sndcnt : 1;
+}
+
+/* The controller's decision for this flow, if it is for this socket and this epoch. Returns -1 when
+ * the controller has no algorithm for the socket (Reno fallback). */
+static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct flow_priv *p,
+				 const struct rate_sample *rs, int flag)
 {
 	struct cclab_decision *d = &decisions[p->id & (CCLAB_MAX_FLOWS - 1)];
 	__u32 seq = READ_ONCE(d->seq);
@@ -141,6 +178,16 @@ static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct fl
 		return 0;
 	if (flags & CCLAB_DECISION_RENO)
 		return -1;
+	if ((flags & CCLAB_DECISION_PRR) && (p->state == TCP_CA_Recovery || p->state == TCP_CA_CWR)) {
+		/* Until the controller has seen this reduction, aim at the threshold the ssthresh hook
+		 * set (Reno's halving). */
+		prr(tp, p, epoch == p->epoch ? cwnd : tp->snd_ssthresh, rs->acked_sacked, flag,
+		    rs->losses);
+		if (epoch == p->epoch)
+			tp->snd_ssthresh = ssthresh;
+		__sync_fetch_and_add(&applied, 1);
+		return 0;
+	}
 	if (epoch != p->epoch || !cwnd)
 		return 0;
 	tp->snd_cwnd = cwnd;
@@ -196,6 +243,7 @@ void BPF_PROG(cclab_init, struct sock *sk)
 	p->prior_cwnd = 0;
 	p->prior_ssthresh = 0;
 	p->pacing = 0;
+	p->prr_delivered = 0;
 	e = begin(sk, CCLAB_EV_INIT, now);
 	if (!e)
 		return;
@@ -243,7 +291,7 @@ void BPF_PROG(cclab_cong_control, struct sock *sk, __u32 ack, int flag, const st
 		e->rs_app_limited = rs->is_app_limited;
 		submit(e, now);
 	}
-	if (controller_silent(now) || apply(sk, tp, p) < 0)
+	if (controller_silent(now) || apply(sk, tp, p, rs, flag) < 0)
 		fallback(sk, tp, p, ack, rs->acked_sacked);
 }
 
@@ -259,6 +307,7 @@ __u32 BPF_PROG(cclab_ssthresh, struct sock *sk)
 
 	p->prior_cwnd = tp->snd_cwnd;
 	p->prior_ssthresh = tp->snd_ssthresh;
+	p->prr_delivered = 0;
 	return half > 2 ? half : 2;
 }
 

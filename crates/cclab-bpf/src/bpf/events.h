@@ -21,7 +21,7 @@ enum cclab_event_kind {
 	CCLAB_EV_RELEASE = 5,
 };
 
-/* One record on the ring buffer; 120 bytes. Counters are Linux's own (`tp->delivered` …, packets). */
+/* One record on the ring buffer; 128 bytes. Counters are Linux's own (`tp->delivered` …, packets). */
 struct cclab_event {
 	__u32 kind;
 	__u32 flow;
@@ -52,6 +52,8 @@ struct cclab_event {
 	__u16 sport;            /* host byte order */
 	__u16 dport;
 	__u32 prior_cwnd;       /* UNDO only: the window before the reduction undone */
+	__u32 prr_out;          /* tp->prr_out: sent since the window reduction began */
+	__u32 pad;
 };
 
 /* The controller's latest word on one flow, in the `decisions` array of the program's .bss, which
@@ -67,11 +69,12 @@ struct cclab_decision {
 	__u64 pacing_rate;      /* bytes per second (sk_pacing_rate) */
 };
 
-_Static_assert(sizeof(struct cclab_event) == 120, "mirror in src/events.rs");
+_Static_assert(sizeof(struct cclab_event) == 128, "mirror in src/events.rs");
 _Static_assert(sizeof(struct cclab_decision) == 32, "mirror in src/events.rs");
 
 /* cclab_decision.flags */
 #define CCLAB_DECISION_PACE 1  /* the kernel paces at pacing_rate (sk_pacing_status = NEEDED) */
 #define CCLAB_DECISION_RENO 2  /* no algorithm for this socket: the program's Reno steers it */
+#define CCLAB_DECISION_PRR 4   /* in recovery or CWR, Linux's PRR towards cwnd (window algorithms) */
 
 #endif

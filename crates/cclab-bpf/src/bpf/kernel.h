@@ -85,6 +85,7 @@ struct tcp_sock {
 	__u32 retrans_out;
 	__u32 delivered;
 	__u32 lost;
+	__u32 prr_out;
 	struct minmax rtt_min;
 } __attribute__((preserve_access_index));
 
