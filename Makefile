@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: sysdeps browser run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
+.PHONY: sysdeps testdeps browser run test setup build rust-test py-test bench lint stubtest clean fuzz fuzz-scenarios
 
 # Re-run when the pip line below changes too (the Makefile), so an existing .venv gets a new package.
 $(VENV)/.deps: pyproject.toml Makefile
@@ -43,11 +43,13 @@ setup: $(VENV)/.deps sysdeps
 # The real datapath's binary (`cclab net run` calls it) goes into the venv's bin, where cclab.net finds it.
 # CARGO_TARGET_DIR is honoured (default target/).
 NET_BIN := $(or $(CARGO_TARGET_DIR),target)/release/cclab-net
+BPF_BIN := $(or $(CARGO_TARGET_DIR),target)/release/cclab-bpf
 
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop --profile dist -q
-	cargo build --release -q -p cclab-net
+	cargo build --release -q -p cclab-net -p cclab-bpf
 	install -m 755 $(NET_BIN) $(VENV)/bin/cclab-net
+	install -m 755 $(BPF_BIN) $(VENV)/bin/cclab-bpf
 
 run: build
 	$(VENV)/bin/cclab run scenarios/default.toml --out results/default
@@ -56,7 +58,13 @@ rust-test:
 	$(CARGO_TEST)
 	$(NET_TEST)
 
-py-test: build browser
+# iperf3: the kernel datapath's test runs it as "any program" selecting our algorithm by name.
+testdeps:
+	@command -v iperf3 >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null) \
+		|| echo "note: iperf3 not installed (not root or no apt-get): its kernel-datapath test will skip"; }
+
+py-test: build browser testdeps
 	$(VENV)/bin/pytest -q -rs -x tests
 
 # The compiled module against its stub python/cclab/_native.pyi (names, signatures, types): needs the build.

@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use cclab_cc::cc::CongestionControl;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::RingBufferBuilder;
+use libbpf_rs::{libbpf_sys, RingBufferBuilder};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
 
 use crate::events::{decision_flag, kind, Decision, Event, FlowKey};
 use crate::flow::FlowAdapter;
@@ -26,6 +27,9 @@ use crate::skel::{types, CclabCcSkelBuilder};
 
 /// `CCLAB_MAX_FLOWS` in events.h.
 pub const MAX_FLOWS: usize = 4096;
+
+/// `CCLAB_DELAY_BUCKETS` in events.h.
+const DELAY_BUCKETS: usize = 1024;
 
 /// Linux's TCP_CA_NAME_MAX, with the terminating NUL.
 const NAME_MAX: usize = 16;
@@ -44,6 +48,14 @@ pub struct Options {
     pub stale: Duration,
     /// The program wakes the controller for ACK records at most this often (other records at once).
     pub wake: Duration,
+    /// The ring buffer's size in bytes (a power of two, at least a page): 8 MiB holds 65 536
+    /// records, about 70 ms of ACKs at 1 Gbit/s without delayed ACKs. Smaller rings drop sooner when
+    /// the controller falls behind (the fault tests use one).
+    pub ring_bytes: u32,
+    /// Count the program's own run time (BPF_ENABLE_STATS while the controller runs): fills
+    /// [`Stats::kernel_ns_per_ack`]. Linux then times every BPF program on the machine (two clock
+    /// reads per run), so it is off unless asked for.
+    pub kernel_stats: bool,
 }
 
 impl Options {
@@ -52,6 +64,8 @@ impl Options {
             name: name.into(),
             stale: Duration::from_millis(250),
             wake: Duration::from_micros(100),
+            ring_bytes: 8 << 20,
+            kernel_stats: false,
         }
     }
 }
@@ -77,10 +91,16 @@ pub struct Stats {
     pub malformed: u64,
     /// Records of a flow the controller has no adapter for (refused, or its INIT was dropped).
     pub unknown_flow: u64,
-    /// Delay from the kernel's ACK event to the decision being written, ns, 1-µs buckets.
+    /// Delay from the kernel's ACK event to the decision being written, 1-µs buckets.
     pub latency: Histogram,
+    /// Delay from a record to the ACK on which the kernel first applied the decision answering it
+    /// (the program's own histogram), 1-µs buckets up to 1 ms.
+    pub applied_latency: Histogram,
     /// CPU time of the controller thread, s (user + system).
     pub cpu_s: f64,
+    /// Mean run time of the program's per-ACK hook (`cong_control`) in the kernel, ns, when
+    /// [`Options::kernel_stats`] is on.
+    pub kernel_ns_per_ack: Option<f64>,
 }
 
 /// Counts in 1-µs buckets up to 100 ms (larger values land in the last bucket).
@@ -139,6 +159,13 @@ impl Controller {
     /// Loads the program, registers `opts.name` and starts serving. Returns once sockets can select
     /// the name; errors say what is missing (root, BTF, a taken name).
     pub fn start(opts: Options, chooser: Chooser) -> Result<Controller, String> {
+        let page = 4096;
+        if !opts.ring_bytes.is_power_of_two() || opts.ring_bytes < page {
+            return Err(format!(
+                "ring size {} bytes: a power of two, at least {page}",
+                opts.ring_bytes
+            ));
+        }
         if opts.name.is_empty() || opts.name.len() >= NAME_MAX || !opts.name.is_ascii() {
             return Err(format!(
                 "congestion-control name {:?}: 1 to {} ASCII bytes",
@@ -215,6 +242,15 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A program's mean run time in ns (run time / run count from BPF_OBJ_GET_INFO_BY_FD).
+fn prog_ns_per_run(fd: std::os::fd::RawFd) -> Option<f64> {
+    let mut info = libbpf_sys::bpf_prog_info::default();
+    let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+    // SAFETY: info and len describe a valid buffer; fd is the loaded program's.
+    let r = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd, &mut info, &mut len) };
+    (r == 0 && info.run_cnt > 0).then(|| info.run_time_ns as f64 / info.run_cnt as f64)
+}
+
 fn thread_cpu_s() -> f64 {
     // SAFETY: rusage is plain old data; RUSAGE_THREAD reports the calling thread.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -239,6 +275,18 @@ impl Shared {
         unsafe { f(self.0).read_volatile() }
     }
 
+    /// The program's ACK-to-applied histogram.
+    fn applied_histogram(&self) -> Histogram {
+        let mut h = Histogram::default();
+        for i in 0..DELAY_BUCKETS {
+            // SAFETY: i < the array's length; the mapping is live.
+            let n = unsafe { addr_of!((*self.0).applied_delay_us[i]).read_volatile() };
+            h.buckets[i] = n;
+            h.count += n;
+        }
+        h
+    }
+
     /// Writes one flow's decision under the slot's sequence lock (odd while writing): the program
     /// reads the sequence before and after and skips a torn slot.
     fn write(&self, flow: u32, d: &Decision) {
@@ -260,6 +308,7 @@ impl Shared {
                 | if d.prr { decision_flag::PRR } else { 0 };
             addr_of_mut!((*slot).flags).write_volatile(flags);
             addr_of_mut!((*slot).pacing_rate).write_volatile(d.pacing_rate);
+            addr_of_mut!((*slot).event_ns).write_volatile(d.event_ns);
             fence(Ordering::Release);
             seq.store(s + 2, Ordering::Release);
         }
@@ -342,7 +391,8 @@ impl Flows {
                 d
             );
         }
-        if let Some(d) = d {
+        if let Some(mut d) = d {
+            d.event_ns = e.now_ns;
             shared.write(e.flow, &d);
             if e.kind == kind::ACK {
                 self.stats
@@ -358,7 +408,10 @@ impl Flows {
         for (flow, a) in self.adapters.iter_mut() {
             if let Some(t) = a.next_timer_ns() {
                 if t <= now {
-                    let d = a.on_timer(now);
+                    let d = Decision {
+                        event_ns: now,
+                        ..a.on_timer(now)
+                    };
                     shared.write(*flow, &d);
                 }
             }
@@ -396,6 +449,10 @@ fn serve(
             *d = s as i8;
         }
     }
+    open.maps
+        .cclab_events
+        .set_max_entries(opts.ring_bytes)
+        .map_err(|e| fail("sizing the ring buffer", e))?;
     if let Some(ro) = open.maps.rodata_data.as_mut() {
         ro.stale_ns = opts.stale.as_nanos() as u64;
         ro.wake_ns = opts.wake.as_nanos() as u64;
@@ -421,12 +478,22 @@ fn serve(
         trace: std::env::var_os("CCLAB_BPF_TRACE").is_some(),
     });
     let mut rb = RingBufferBuilder::new();
-    rb.add(&skel.maps.events, |bytes: &[u8]| {
+    rb.add(&skel.maps.cclab_events, |bytes: &[u8]| {
         flows.borrow_mut().handle(shared, bytes);
         0
     })
     .map_err(|e| fail("the ring buffer", e))?;
     let rb = rb.build().map_err(|e| fail("the ring buffer", e))?;
+    // Held for the controller's life: Linux times BPF programs while this descriptor is open.
+    let _stats_fd = if opts.kernel_stats {
+        // SAFETY: plain syscall wrapper; the descriptor is owned below.
+        let fd = unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) };
+        // SAFETY: a fresh descriptor we own.
+        (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    } else {
+        None
+    };
+    let ack_prog = skel.progs.cclab_cong_control.as_fd().as_raw_fd();
     let link = skel
         .maps
         .cclab_ops
@@ -439,7 +506,13 @@ fn serve(
         s.dropped = shared.counter(|b| unsafe { addr_of!((*b).dropped) });
         s.fallback_acks = shared.counter(|b| unsafe { addr_of!((*b).fallback_acks) });
         s.applied = shared.counter(|b| unsafe { addr_of!((*b).applied) });
+        s.applied_latency = shared.applied_histogram();
         s.cpu_s = thread_cpu_s();
+        s.kernel_ns_per_ack = if opts.kernel_stats {
+            prog_ns_per_run(ack_prog)
+        } else {
+            None
+        };
         if let Ok(mut out) = stats_out.lock() {
             *out = s;
         }
@@ -490,7 +563,10 @@ pub fn stats_json(s: &Stats) -> String {
         "unknown_flow": s.unknown_flow,
         "ack_to_decision_p50_s": s.latency.quantile(0.5),
         "ack_to_decision_p99_s": s.latency.quantile(0.99),
+        "ack_to_applied_p50_s": s.applied_latency.quantile(0.5),
+        "ack_to_applied_p99_s": s.applied_latency.quantile(0.99),
         "cpu_s": s.cpu_s,
+        "kernel_ns_per_ack": s.kernel_ns_per_ack,
     })
     .to_string()
 }

@@ -110,6 +110,8 @@ pub struct Decision {
     pub reno: bool,
     /// In recovery or CWR the program runs Linux's PRR towards `cwnd` (window algorithms).
     pub prr: bool,
+    /// `now_ns` of the record this decision answers (the program measures ACK-to-applied from it).
+    pub event_ns: u64,
 }
 
 /// `cclab_decision.flags` (events.h).

@@ -271,6 +271,7 @@ impl FlowAdapter {
             pacing_rate,
             reno: false,
             prr: self.use_prr,
+            event_ns: 0,
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod controller;
 pub mod events;
 pub mod flow;
+pub mod inventory;
 
 pub use controller::{Chooser, Controller, Options, Stats};
 

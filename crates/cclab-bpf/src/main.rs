@@ -2,6 +2,9 @@
 //! the machine (`iperf3 -C cclab_fast`, `setsockopt(TCP_CONGESTION, "cclab_fast")`) until stopped with
 //! SIGINT or SIGTERM; then prints what the controller measured as JSON.
 //!
+//! `cclab-bpf leftovers`: prints, as JSON, the live BPF maps of our program and the registered
+//! `cclab*` names (empty once every controller has stopped and its sockets have closed).
+//!
 //! Exit codes: 0 stopped cleanly, 1 the kernel refused (not root, no BTF or struct_ops, name taken),
 //! 2 bad arguments.
 
@@ -14,7 +17,8 @@ use cclab_cc::params::{ParamValue, Params};
 use cclab_cc::registry::{build_sender, SenderEnv, SENDER_NAMES};
 
 const USAGE: &str = "usage: cclab-bpf serve <algorithm> [--name NAME] [--param KEY=VALUE]... \
-[--packet-size BYTES] [--initial-cwnd PACKETS] [--seed N] [--hystart true|false] [--stale-ms MS]";
+[--packet-size BYTES] [--initial-cwnd PACKETS] [--seed N] [--hystart true|false] [--stale-ms MS] \
+[--ring-kb KB] [--kernel-stats]\n       cclab-bpf leftovers";
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -28,6 +32,8 @@ struct Args {
     params: Params,
     env: SenderEnv,
     stale: Duration,
+    ring_bytes: u32,
+    kernel_stats: bool,
 }
 
 fn value(s: &str) -> ParamValue {
@@ -59,9 +65,15 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             ..SenderEnv::default()
         },
         stale: Duration::from_millis(250),
+        ring_bytes: 8 << 20,
+        kernel_stats: false,
     };
     a.env.hystart = a.algorithm == "cubic";
     while let Some(flag) = it.next() {
+        if flag == "--kernel-stats" {
+            a.kernel_stats = true;
+            continue;
+        }
         let v = it
             .next()
             .ok_or_else(|| format!("{flag}: needs a value\n{USAGE}"))?;
@@ -97,6 +109,13 @@ fn parse(argv: &[String]) -> Result<Args, String> {
                 }
             }
             "--stale-ms" => a.stale = Duration::from_secs_f64(num("--stale-ms")? / 1e3),
+            "--ring-kb" => {
+                let kb = num("--ring-kb")?;
+                if !(4.0..=1048576.0).contains(&kb) || !(kb as u32).is_power_of_two() {
+                    return Err(format!("--ring-kb: {kb}; a power of two from 4 to 1048576"));
+                }
+                a.ring_bytes = kb as u32 * 1024;
+            }
             _ => return Err(format!("unknown option {flag:?}\n{USAGE}")),
         }
     }
@@ -124,6 +143,9 @@ fn parse(argv: &[String]) -> Result<Args, String> {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("leftovers") {
+        return leftovers();
+    }
     let args = match parse(&argv) {
         Ok(a) => a,
         Err(e) => {
@@ -151,6 +173,8 @@ fn main() -> ExitCode {
     });
     let mut opts = Options::new(args.name.clone());
     opts.stale = args.stale;
+    opts.ring_bytes = args.ring_bytes;
+    opts.kernel_stats = args.kernel_stats;
     let ctl = match Controller::start(opts, chooser) {
         Ok(c) => c,
         Err(e) => {
@@ -172,6 +196,26 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("cclab-bpf: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn leftovers() -> ExitCode {
+    match (
+        cclab_bpf::inventory::live_maps(),
+        cclab_bpf::inventory::registered(),
+    ) {
+        (Ok(maps), Ok(names)) => {
+            let maps: Vec<_> = maps
+                .into_iter()
+                .map(|(id, name)| serde_json::json!({"id": id, "name": name}))
+                .collect();
+            println!("{}", serde_json::json!({"maps": maps, "registered": names}));
+            ExitCode::SUCCESS
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("cclab-bpf: listing BPF maps: {e} (needs root)");
             ExitCode::from(1)
         }
     }

@@ -328,8 +328,10 @@ fn start_controller(spec: &RunSpec) -> Result<Option<cclab_bpf::Controller>, Run
         let built = crate::endpoint::build_flow_sender(name, &flows[i], i as u32, seed).ok()?;
         Some((built.cc, flows[i].transport.packet_size))
     });
-    let name = format!("cclab{}", std::process::id());
-    cclab_bpf::Controller::start(cclab_bpf::Options::new(name), chooser)
+    let mut opts = cclab_bpf::Options::new(format!("cclab{}", std::process::id()));
+    // The run reports the program's cost per ACK (docs/kernel-datapath.md).
+    opts.kernel_stats = true;
+    cclab_bpf::Controller::start(opts, chooser)
         .map(Some)
         .map_err(RunError::Unavailable)
 }

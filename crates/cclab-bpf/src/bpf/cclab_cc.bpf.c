@@ -39,12 +39,15 @@ __u32 next_flow;
 __u64 dropped;        /* events lost because the ring was full */
 __u64 fallback_acks;  /* ACKs handled by the Reno fallback */
 __u64 applied;        /* decisions applied */
+/* Delay from the record a decision answers to the ACK that first applies it, 1-µs buckets. */
+__u64 applied_delay_us[CCLAB_DELAY_BUCKETS];
 __u64 last_wake_ns;
 
+/* Sized by the controller before load (Options::ring_bytes); this is the default. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
+} cclab_events SEC(".maps");
 
 /* Per-socket state, in the socket's icsk_ca_priv (104 bytes; this uses 24). */
 struct flow_priv {
@@ -55,6 +58,7 @@ struct flow_priv {
 	__u32 prior_ssthresh;
 	__u32 pacing;
 	__u32 prr_delivered;
+	__u32 last_seq;     /* the decision slot's sequence when this socket last applied it */
 };
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
@@ -78,7 +82,7 @@ static __always_inline struct cclab_event *begin(struct sock *sk, __u32 kind, __
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct flow_priv *p = priv(sk);
 	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
-	struct cclab_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct cclab_event *e = bpf_ringbuf_reserve(&cclab_events, sizeof(*e), 0);
 
 	if (!e) {
 		__sync_fetch_and_add(&dropped, 1);
@@ -154,6 +158,20 @@ static __always_inline void prr(struct tcp_sock *tp, struct flow_priv *p, __u32 
 	tp->snd_cwnd = in_flight + sndcnt > 0 ? in_flight + sndcnt : 1;
 }
 
+/* A decision's first use on this socket: how long after the record it answers. */
+static __always_inline void first_use(struct flow_priv *p, __u32 seq, __u64 event_ns)
+{
+	__u64 us;
+
+	if (p->last_seq == seq)
+		return;
+	p->last_seq = seq;
+	us = (bpf_ktime_get_ns() - event_ns) / 1000;
+	if (us >= CCLAB_DELAY_BUCKETS)
+		us = CCLAB_DELAY_BUCKETS - 1;
+	__sync_fetch_and_add(&applied_delay_us[us], 1);
+}
+
 /* The controller's decision for this flow, if it is for this socket and this epoch. Returns -1 when
  * the controller has no algorithm for the socket (Reno fallback). */
 static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct flow_priv *p,
@@ -162,7 +180,7 @@ static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct fl
 	struct cclab_decision *d = &decisions[p->id & (CCLAB_MAX_FLOWS - 1)];
 	__u32 seq = READ_ONCE(d->seq);
 	__u32 flow, epoch, cwnd, ssthresh, flags;
-	__u64 rate;
+	__u64 rate, event_ns;
 
 	if (seq & 1)
 		return 0;
@@ -173,6 +191,7 @@ static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct fl
 	ssthresh = READ_ONCE(d->ssthresh);
 	flags = READ_ONCE(d->flags);
 	rate = READ_ONCE(d->pacing_rate);
+	event_ns = READ_ONCE(d->event_ns);
 	barrier();
 	if (READ_ONCE(d->seq) != seq || flow != p->id)
 		return 0;
@@ -183,8 +202,10 @@ static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct fl
 		 * set (Reno's halving). */
 		prr(tp, p, epoch == p->epoch ? cwnd : tp->snd_ssthresh, rs->acked_sacked, flag,
 		    rs->losses);
-		if (epoch == p->epoch)
+		if (epoch == p->epoch) {
 			tp->snd_ssthresh = ssthresh;
+			first_use(p, seq, event_ns);
+		}
 		__sync_fetch_and_add(&applied, 1);
 		return 0;
 	}
@@ -197,6 +218,7 @@ static __always_inline int apply(struct sock *sk, struct tcp_sock *tp, struct fl
 		p->pacing = 1;
 		sk->sk_pacing_status = SK_PACING_NEEDED;
 	}
+	first_use(p, seq, event_ns);
 	__sync_fetch_and_add(&applied, 1);
 	return 0;
 }
@@ -217,7 +239,9 @@ static __always_inline void fallback(struct sock *sk, struct tcp_sock *tp, struc
 	__u32 srtt = tp->srtt_us >> 3;
 
 	__sync_fetch_and_add(&fallback_acks, 1);
-	if (p->state >= TCP_CA_CWR) {
+	/* In a window reduction the window drops to the threshold the ssthresh hook set (Linux would
+	 * spread it with PRR); otherwise, and in the slow start after an RTO, Reno grows it. */
+	if (p->state == TCP_CA_CWR || p->state == TCP_CA_Recovery) {
 		if (tp->snd_cwnd > tp->snd_ssthresh)
 			tp->snd_cwnd = tp->snd_ssthresh > 2 ? tp->snd_ssthresh : 2;
 	} else {
@@ -244,6 +268,7 @@ void BPF_PROG(cclab_init, struct sock *sk)
 	p->prior_ssthresh = 0;
 	p->pacing = 0;
 	p->prr_delivered = 0;
+	p->last_seq = 0;
 	e = begin(sk, CCLAB_EV_INIT, now);
 	if (!e)
 		return;

@@ -8,6 +8,9 @@
  * a new socket is never applied to the old one. */
 #define CCLAB_MAX_FLOWS 4096
 
+/* The ACK-to-applied histogram: 1-µs buckets, the last one for everything from 1023 µs on. */
+#define CCLAB_DELAY_BUCKETS 1024
+
 enum cclab_event_kind {
 	/* The congestion control was attached to an established connection (`init`). */
 	CCLAB_EV_INIT = 1,
@@ -67,10 +70,11 @@ struct cclab_decision {
 	__u32 ssthresh;         /* packets; 0x7fffffff: none */
 	__u32 flags;            /* CCLAB_DECISION_* */
 	__u64 pacing_rate;      /* bytes per second (sk_pacing_rate) */
+	__u64 event_ns;         /* now_ns of the record this decision answers (ACK-to-applied delay) */
 };
 
 _Static_assert(sizeof(struct cclab_event) == 128, "mirror in src/events.rs");
-_Static_assert(sizeof(struct cclab_decision) == 32, "mirror in src/events.rs");
+_Static_assert(sizeof(struct cclab_decision) == 40, "mirror in src/events.rs");
 
 /* cclab_decision.flags */
 #define CCLAB_DECISION_PACE 1  /* the kernel paces at pacing_rate (sk_pacing_status = NEEDED) */
