@@ -31,7 +31,9 @@
 
 use std::collections::VecDeque;
 
-use cclab_cc::cc::{AckSample, CongestionControl, LossEvent, RateSample, TimeoutEvent};
+use cclab_cc::cc::{
+    flags, AckSample, CongestionControl, LossEvent, RateSample, SendCtx, TimeoutEvent,
+};
 use cclab_cc::time::Nanos;
 
 use crate::events::{ack_flag, ca_state, kind, Decision, Event, INFINITE_SSTHRESH};
@@ -61,6 +63,13 @@ pub struct FlowAdapter {
     mss: u32,
     /// Window algorithms recover with Linux's PRR (see the DECISION above).
     use_prr: bool,
+    /// Bytes of the connection unwrapped from Linux's 32-bit sequence numbers, relative to the
+    /// first unacknowledged byte at start; the packet size numbering uses; packets announced to
+    /// `on_send` so far.
+    una: Counter,
+    nxt: Counter,
+    seq_mss: u64,
+    sent: u64,
 }
 
 /// A wrapping 32-bit kernel counter extended to 64 bits.
@@ -104,7 +113,13 @@ impl FlowAdapter {
             srtt_us: init.srtt_us,
             mss: init.mss.max(1),
             use_prr: false,
+            una: Counter::default(),
+            nxt: Counter::default(),
+            seq_mss: init.mss.max(1) as u64,
+            sent: 0,
         };
+        a.una.last = init.snd_una;
+        a.nxt.last = init.snd_una;
         a.use_prr = a.cc.pacing_rate_bps().is_none();
         a.delivered.update(init.delivered);
         a.lost.update(init.lost);
@@ -127,6 +142,9 @@ impl FlowAdapter {
         self.epoch = e.epoch;
         self.srtt_us = e.srtt_us;
         self.mss = e.mss.max(1);
+        if e.kind != kind::RELEASE {
+            self.announce_sends(e, now);
+        }
         match e.kind {
             kind::ACK => self.on_ack(e, now),
             kind::STATE => self.on_state(e, now),
@@ -141,6 +159,29 @@ impl FlowAdapter {
             _ => {}
         }
         self.decision()
+    }
+
+    /// `on_send` for each new packet Linux has sent since the last record.
+    fn announce_sends(&mut self, e: &Event, now: Nanos) {
+        let nxt = self.nxt.update(e.snd_nxt);
+        let upto = nxt.div_ceil(self.seq_mss);
+        // A flight of more than a million packets since the last record is not a send burst but a
+        // counter we misread; announce nothing rather than loop.
+        if upto > self.sent && upto - self.sent <= 1 << 20 {
+            for seq in self.sent..upto {
+                let mut ctx = SendCtx {
+                    now,
+                    seq,
+                    bytes: self.mss,
+                    retransmit: false,
+                    in_flight: e.in_flight,
+                    flags: if seq == 0 { flags::FIRST } else { 0 },
+                    fwd_field: 0,
+                };
+                self.cc.on_send(&mut ctx);
+            }
+        }
+        self.sent = self.sent.max(upto);
     }
 
     fn on_ack(&mut self, e: &Event, now: Nanos) {
@@ -164,9 +205,12 @@ impl FlowAdapter {
         if self.history.len() > HISTORY {
             self.history.pop_front();
         }
+        let una = self.una.update(e.snd_una);
         let ack = AckSample {
             now,
             newly_acked: e.acked_sacked,
+            acked_seq: (una / self.seq_mss).saturating_sub(1),
+            acked_bytes: self.mss,
             cum_advanced: e.ack_flags & ack_flag::SND_UNA_ADVANCED != 0,
             rtt: (e.rtt_us >= 0).then(|| e.rtt_us as Nanos * 1000),
             srtt: us(e.srtt_us),
@@ -384,6 +428,60 @@ mod tests {
         // History from delivered = 100 on (lost 0 then): 7 lost since.
         assert_eq!(a.at_delivered(100), (0, 10));
         assert_eq!(a.at_delivered(101), (3, 10));
+    }
+
+    /// Records what the adapter tells it.
+    #[derive(Default)]
+    struct Recorder {
+        sent: std::sync::Arc<std::sync::Mutex<Vec<(u64, u8)>>>,
+        acked: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+    }
+
+    impl CongestionControl for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn cwnd(&self) -> f64 {
+            10.0
+        }
+        fn on_ack(&mut self, ack: &AckSample) {
+            self.acked.lock().unwrap().push(ack.acked_seq);
+        }
+        fn on_loss(&mut self, _: &LossEvent) {}
+        fn on_timeout(&mut self, _: &TimeoutEvent) {}
+        fn on_send(&mut self, ctx: &mut SendCtx) {
+            self.sent.lock().unwrap().push((ctx.seq, ctx.flags));
+        }
+    }
+
+    /// Packets are numbered from the connection's first byte in MSS units, across the wrap of
+    /// Linux's 32-bit sequence numbers: `on_send` once per new packet before the ACK that follows
+    /// it, `acked_seq` the last packet the cumulative ACK covers.
+    #[test]
+    fn sends_and_acks_are_numbered_in_packets_across_the_sequence_wrap() {
+        let r = Recorder::default();
+        let (sent, acked) = (r.sent.clone(), r.acked.clone());
+        let isn = u32::MAX - 1448 * 2; // wraps after two packets
+        let init = Event {
+            kind: kind::INIT,
+            mss: 1448,
+            snd_una: isn,
+            snd_nxt: isn,
+            ..Event::default()
+        };
+        let mut a = FlowAdapter::new(Box::new(r), &init, 0, 1448, 1500);
+        let mut e = ack(1, 0, 0, ca_state::OPEN, 0);
+        e.snd_una = isn;
+        e.snd_nxt = isn.wrapping_add(5 * 1448);
+        a.on_event(&e);
+        let mut e = ack(2, 3, 3, ca_state::OPEN, 0);
+        e.snd_una = isn.wrapping_add(3 * 1448);
+        e.snd_nxt = isn.wrapping_add(6 * 1448 + 100); // a partial packet counts as sent
+        a.on_event(&e);
+        let seqs: Vec<u64> = sent.lock().unwrap().iter().map(|s| s.0).collect();
+        assert_eq!(seqs, (0..7).collect::<Vec<_>>());
+        assert_eq!(sent.lock().unwrap()[0].1, flags::FIRST);
+        assert_eq!(*acked.lock().unwrap(), vec![0, 2]);
     }
 
     #[test]

@@ -331,6 +331,13 @@ fn start_controller(spec: &RunSpec) -> Result<Option<cclab_bpf::Controller>, Run
     let mut opts = cclab_bpf::Options::new(format!("cclab{}", std::process::id()));
     // The run reports the program's cost per ACK (docs/kernel-datapath.md).
     opts.kernel_stats = true;
+    // A tuning knob for measurements (docs/kernel-datapath.md, "Wake-ups"), not a scenario setting.
+    if let Some(us) = std::env::var("CCLAB_BPF_WAKE_US")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        opts.wake = std::time::Duration::from_micros(us);
+    }
     cclab_bpf::Controller::start(opts, chooser)
         .map(Some)
         .map_err(RunError::Unavailable)

@@ -28,7 +28,7 @@ extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 
 /* Set by the controller before load. */
 const volatile __u64 stale_ns = 250000000;   /* controller silent this long: Reno takes over */
-const volatile __u64 wake_ns = 100000;       /* wake the reader at most this often for ACKs */
+const volatile __u64 wake_ns = 200000;       /* wake the reader at most this often for ACKs */
 
 /* Written by the controller (mapped memory). */
 struct cclab_decision decisions[CCLAB_MAX_FLOWS];
@@ -103,6 +103,8 @@ static __always_inline struct cclab_event *begin(struct sock *sk, __u32 kind, __
 	e->delivered = tp->delivered;
 	e->lost = tp->lost;
 	e->prr_out = tp->prr_out;
+	e->snd_una = tp->snd_una;
+	e->snd_nxt = tp->snd_nxt;
 	e->mss = tp->mss_cache;
 	e->backoff = icsk->icsk_backoff;
 	e->rtt_us = -1;

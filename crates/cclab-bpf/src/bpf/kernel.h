@@ -86,6 +86,8 @@ struct tcp_sock {
 	__u32 delivered;
 	__u32 lost;
 	__u32 prr_out;
+	__u32 snd_una;
+	__u32 snd_nxt;
 	struct minmax rtt_min;
 } __attribute__((preserve_access_index));
 
