@@ -109,6 +109,8 @@ def main() -> int:
                              f" ({stats['cpu_s'] / stats['acks'] * 1e9 if stats['acks'] else float('nan'):.0f} ns/ACK),"
                              f" ACK→decision p50 {stats['ack_to_decision_p50_s'] * 1e6:.0f} µs"
                              f" p99 {stats['ack_to_decision_p99_s'] * 1e6:.0f} µs,"
+                             f" ACK→applied p50 {(stats['ack_to_applied_p50_s'] or float('nan')) * 1e6:.0f} µs"
+                             f" p99 {(stats['ack_to_applied_p99_s'] or float('nan')) * 1e6:.0f} µs,"
                              f" dropped {stats['dropped']}, fallback ACKs {stats['fallback_acks']}")
                 print(line, flush=True)
     finally:

@@ -217,10 +217,13 @@ def test_killed_controller_falls_back_to_reno_and_leaves_nothing_behind():
         t.close()
     print(f"\nbefore the kill {before / 1e9:.2f} Gbit/s, after {after / 1e9:.2f} Gbit/s")
     assert after > 1e9, "the connection went on under the Reno fallback"
-    # With the socket closed, the program and its maps are freed (asynchronously: wait up to 5 s).
-    deadline = time.monotonic() + 5
+    # With the socket closed, the kernel frees the program and its maps, but not at once: after the last
+    # socket that used them is gone it waits out RCU grace periods (measured: 8 s after a loopback
+    # transfer; at once for a controller no socket used). Earlier tests' maps may still be pending too,
+    # so this waits for all of ours, up to 60 s.
+    deadline = time.monotonic() + 60
     while (left := leftovers())["maps"] and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.5)
     assert left == {"maps": [], "registered": []}, left
 
 
@@ -282,18 +285,43 @@ def one(cc, n=1, rate="50Mbps", buffer="BDP", params=None, duration=10, measure=
 
 
 @needs_net
-def test_bpf_newreno_matches_kernel_reno_through_the_emulator():
+@pytest.mark.parametrize("linux, ours", [("kernel:reno", "bpf:newreno"), ("kernel:cubic", "bpf:cubic")])
+def test_bpf_matches_linux_through_the_emulator(linux, ours):
     # 50 Mbit/s, 40 ms, BDP buffer, window 3-10 s. Over 5 seeds of 20 s (validation/bpf_agreement.py)
-    # the two agree to 0.01 Mbit/s and 0.1 ms (docs/kernel-datapath.md); one 10 s run each here, so the
-    # bounds are the issue's 10 %. Both send the same bytes with the same Linux TCP: only the window
-    # rule differs, and ours follows Linux's Reno step for step (PRR included).
-    res = {cc: quiet(lambda cc=cc: net.run(one(cc), progress=False).summary) for cc in ("kernel:reno", "bpf:newreno")}
+    # the pairs agree to 0.01 Mbit/s and 0.2 ms (docs/kernel-datapath.md); one 10 s run each here, so
+    # the bounds are the issue's 10 %. Both send with the same Linux TCP: only the window rule differs,
+    # and ours follows Linux's step for step (PRR included).
+    res = {cc: quiet(lambda cc=cc: net.run(one(cc), progress=False).summary) for cc in (linux, ours)}
     for cc, s in res.items():
         show(cc, s)
-    k, b = (res[c]["flows"][0] for c in ("kernel:reno", "bpf:newreno"))
+    k, b = (res[c]["flows"][0] for c in (linux, ours))
     assert rel(b["goodput_bps"], k["goodput_bps"]) < 0.10
     assert rel(b["mean_rtt"], k["mean_rtt"]) < 0.10
-    kd = res["bpf:newreno"]["net"]["kernel_datapath"]
+    kd = res[ours]["net"]["kernel_datapath"]
     assert kd["flows_started"] == 1 and kd["acks"] > 1000
     assert kd["fallback_acks"] == 0 and kd["dropped"] == 0 and kd["unknown_flow"] == 0
-    assert kd["kernel_ns_per_ack"] is not None and kd["kernel_ns_per_ack"] < 5000
+    # The program's own run time per ACK: 5-12 µs measured when every ACK wakes the controller (as at
+    # this rate), 0.5-1.1 µs when wake-ups are batched; 50 µs would mean something else is wrong.
+    assert kd["kernel_ns_per_ack"] is not None and kd["kernel_ns_per_ack"] < 50_000
+
+
+@needs_net
+def test_bpf_fast_holds_the_queue_at_the_sum_of_alphas():
+    # FAST's equilibrium (§V): every flow keeps alpha packets queued, so 2 flows with alpha = 50 hold 100.
+    # Over 5 seeds of 20 s: 99.2 ± 0.1 packets, no drops (docs/kernel-datapath.md); the issue's bound is 20 %.
+    s = quiet(lambda: net.run(one("bpf:fast", n=2, buffer="2BDP", params={"alpha": 50}, duration=12, measure=5),
+                              progress=False).summary)
+    show("bpf:fast", s)
+    assert rel(s["links"][0]["mean_queue_pkts"], 100) < 0.20
+    assert s["links"][0]["drops"] == 0
+    assert s["jain"] > 0.95, "equal alphas, equal RTTs: equal rates"
+
+
+@needs_net
+def test_bpf_vegas_keeps_its_small_queue():
+    # Vegas holds alpha..beta = 2..4 packets per flow in the queue: 4..8 for two flows. Over 5 seeds of
+    # 20 s: 6.9 ± 0.3 packets (our UDP transport 7.5, the simulator 6.7). One run: [2, 10].
+    s = quiet(lambda: net.run(one("bpf:vegas", n=2, buffer="2BDP", duration=12, measure=5), progress=False).summary)
+    show("bpf:vegas", s)
+    assert 2 <= s["links"][0]["mean_queue_pkts"] <= 10
+    assert s["links"][0]["utilization"] > 0.95
