@@ -422,8 +422,9 @@ def net_group() -> None:
 def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool,
                 loopback: bool, verbose: bool) -> None:
     """Run SCENARIO (TOML) on the real datapath, in real time, and write the same summary.json,
-    timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP),
-    except with --loopback (no namespaces, no root needed; docs/real-datapath.md, Loopback mode)."""
+    timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP) and
+    cc = "bpf:<algorithm>" (Linux TCP steered by ours; docs/kernel-datapath.md), except with --loopback (no
+    namespaces, no root needed; docs/real-datapath.md, Loopback mode)."""
     from . import net
     from .results import prepare_out
 
@@ -473,6 +474,44 @@ def net_check_cmd() -> None:
         click.echo("loopback mode (`cclab net run --loopback`: our transport on 127.0.0.1, no root) "
                    "needs only the cclab-net binary")
     sys.exit(0 if ok else 1)
+
+
+@cli.group("bpf")
+def bpf_group() -> None:
+    """The kernel datapath: our algorithms inside Linux TCP (root, Linux 6.4+; docs/kernel-datapath.md)."""
+
+
+_PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
+
+
+@bpf_group.command("serve", context_settings=_PASSTHROUGH)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bpf_serve_cmd(args: tuple[str, ...]) -> None:
+    """cclab bpf serve ALGORITHM [--name NAME] [--param KEY=VALUE]... [--packet-size B] [--initial-cwnd N]
+    [--seed N] [--hystart true|false] [--stale-ms MS] [--ring-kb KB] [--kernel-stats]
+
+    Make ALGORITHM selectable as TCP congestion control "cclab_ALGORITHM" (or NAME) by any program on this
+    machine (iperf3 -C cclab_fast) until Ctrl-C; then print the controller's statistics as JSON. Runs the
+    cclab-bpf binary with these arguments (exit 2: bad arguments, 1: the kernel refused)."""
+    _exec_bpf(["serve", *args])
+
+
+@bpf_group.command("leftovers")
+def bpf_leftovers_cmd() -> None:
+    """Print, as JSON, what of the kernel datapath is alive: our BPF maps and registered cclab* names."""
+    _exec_bpf(["leftovers"])
+
+
+def _exec_bpf(argv: list[str]) -> None:
+    from .bpf import find_binary
+
+    b = find_binary()
+    if b is None:
+        click.echo("error: the cclab-bpf binary was not found (looked at $CCLAB_BPF_BIN, PATH, beside this "
+                   "Python, target/release); build it with `make build`", err=True)
+        sys.exit(2)
+    # Replaced by the binary: its signals, output and exit code are the command's.
+    os.execv(b, [b, *argv])
 
 
 def _print_net_table(s: dict, verbose: bool = False) -> None:

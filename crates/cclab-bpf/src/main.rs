@@ -146,6 +146,12 @@ fn main() -> ExitCode {
     if argv.first().map(String::as_str) == Some("leftovers") {
         return leftovers();
     }
+    if argv.iter().take(2).any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n\nMakes <algorithm> selectable as TCP congestion control \"cclab_<algorithm>\" \
+                  (or NAME) for every socket on this machine until SIGINT/SIGTERM, then prints the \
+                  controller's statistics as JSON (docs/kernel-datapath.md).");
+        return ExitCode::SUCCESS;
+    }
     let args = match parse(&argv) {
         Ok(a) => a,
         Err(e) => {
