@@ -11,6 +11,8 @@ the point), flows starting within 0.5 s. Cases:
 
 - newreno: `bpf:newreno` against `kernel:reno` (1 flow);
 - cubic: `bpf:cubic` against `kernel:cubic` (1 flow);
+- bbr: `bpf:bbr` against `kernel:bbr` (1 flow): our BBR v1 (built from Linux's tcp_bbr.c) and Linux's
+  own, on the same TCP stack, so only the model differs; the kernel paces ours (`sk_pacing_rate`);
 - fast: 2 `bpf:fast` flows with alpha = 50 packets each: the queue should be their sum, 100 packets;
 - vegas: 2 `bpf:vegas` flows: a few packets of queue (alpha..beta = 2..4 per flow);
 - libra, madison: 1 flow each, run to record what the kernel path changes.
@@ -39,6 +41,7 @@ FAST_ALPHA = 50
 CASES: dict[str, tuple[dict[str, list[str]], dict, str]] = {
     "newreno": ({"linux": ["kernel:reno"], "bpf": ["bpf:newreno"], "ours": ["newreno"], "sim": ["newreno"]}, {}, "BDP"),
     "cubic": ({"linux": ["kernel:cubic"], "bpf": ["bpf:cubic"], "ours": ["cubic"], "sim": ["cubic"]}, {}, "BDP"),
+    "bbr": ({"linux": ["kernel:bbr"], "bpf": ["bpf:bbr"], "ours": ["bbr"], "sim": ["bbr"]}, {}, "BDP"),
     "fast": ({"bpf": ["bpf:fast"] * 2, "ours": ["fast"] * 2, "sim": ["fast"] * 2}, {"alpha": FAST_ALPHA}, "2BDP"),
     "vegas": ({"bpf": ["bpf:vegas"] * 2, "ours": ["vegas"] * 2, "sim": ["vegas"] * 2}, {}, "2BDP"),
     "libra": ({"bpf": ["bpf:libra"], "ours": ["libra"], "sim": ["libra"]}, {}, "BDP"),

@@ -103,7 +103,8 @@ pub struct Stats {
     pub kernel_ns_per_ack: Option<f64>,
 }
 
-/// Counts in 1-µs buckets up to 100 ms (larger values land in the last bucket).
+/// Counts in 1-µs buckets up to 10 ms (larger values land in the last bucket). Small enough to copy
+/// with the statistics every 50 ms.
 #[derive(Clone, Debug)]
 pub struct Histogram {
     buckets: Vec<u64>,
@@ -113,7 +114,7 @@ pub struct Histogram {
 impl Default for Histogram {
     fn default() -> Self {
         Histogram {
-            buckets: vec![0; 100_001],
+            buckets: vec![0; DELAY_BUCKETS],
             count: 0,
         }
     }
