@@ -199,13 +199,16 @@ def test_bbr_matches_kernel_bbr():
     # link rate, so BBR's 5/4 probing built no queue (1.5 packets, and 91.6 Mbit/s).
     d = dumbbell("bbr", [{"cc": "bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
     kd = dumbbell("kbbr", [{"cc": "kernel:bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
+    # The reference is the mean of 3 kernel runs: one run is one draw, and Linux's BBR has rare runs
+    # with a standing queue (in CI on 2026-11-26 one had a mean RTT of 53.0 ms, where 6 runs that day gave
+    # 43.6-44.3 ms).
     kres = []  # every kernel run, so that the accepted (last) one's time series can be read
-    kernel = quiet(lambda: (kres.append(net.run(kd, progress=False)) or kres[-1].summary))
+    kernel = [quiet(lambda: (kres.append(net.run(kd, progress=False)) or kres[-1].summary)) for _ in range(3)]
     ours = quiet(lambda: net.run(d, progress=False).summary)
     sim = cclab.run(d, progress=False).summary
-    for tag, s in (("kernel", kernel), ("ours", ours), ("sim", sim)):
+    for tag, s in [("kernel", k) for k in kernel] + [("ours", ours), ("sim", sim)]:
         show(tag, s)
-    k = kernel["flows"][0]
+    k = {key: statistics.mean(s["flows"][0][key] for s in kernel) for key in ("goodput_bps", "mean_rtt")}
     for s in (ours, sim):
         f = s["flows"][0]
         assert rel(f["goodput_bps"], k["goodput_bps"]) < 0.10
