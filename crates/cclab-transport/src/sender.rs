@@ -286,12 +286,17 @@ impl Sender {
         }
     }
 
+    /// The window in whole packets: ⌊cwnd⌋, at least 1, unbounded for an infinite (or NaN) window.
+    /// Written without `f64::floor`, which is a libm call on baseline x86-64 (no SSE4.1) and was 1.5 %
+    /// of the simulation loop: for cwnd ≥ 1 the cast truncates, which is the floor, and saturates.
     fn window(&self) -> u64 {
-        let w = self.cc.cwnd().floor();
-        let w = if w.is_finite() {
-            w.max(1.0) as u64
-        } else {
+        let c = self.cc.cwnd();
+        let w = if !c.is_finite() {
             u64::MAX
+        } else if c >= 1.0 {
+            c as u64
+        } else {
+            1
         };
         w.min(self.cfg.max_window as u64)
     }
