@@ -32,7 +32,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from . import provenance
+from . import executables, provenance
 from .errors import ScenarioError, show
 from .progress import Progress
 from .results import WINDOW_STATS, Result, build_summary, flow_table, frame, link_table, prepare_out
@@ -149,29 +149,18 @@ def _make_tmp() -> tuple[Path, int]:
     return d, fd
 
 
-def _repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
-
-
 def find_binary() -> Optional[str]:
     """The ``cclab-net`` executable to run, or None (see the module docstring for the search order)."""
-    env = os.environ.get("CCLAB_NET_BIN")
-    if env:
-        return env
-    for cand in (shutil.which("cclab-net"), Path(sys.executable).parent / "cclab-net",
-                 _repo_root() / "target" / "release" / "cclab-net"):
-        if cand and os.access(cand, os.X_OK) and Path(cand).is_file():
-            return str(cand)
-    return None
+    return executables.find("cclab-net", "CCLAB_NET_BIN")
 
 
 def _need_binary() -> str:
     b = find_binary()
     if b is None:
         raise NetUnavailable("the cclab-net binary was not found (looked at $CCLAB_NET_BIN, PATH, "
-                             f"{Path(sys.executable).parent}, {_repo_root() / 'target/release'}); "
+                             f"{Path(sys.executable).parent}, {executables.REPO_RELEASE}); "
                              "build it with `make build` or `cargo build --release -p cclab-net`")
-    if not (os.access(b, os.X_OK) and Path(b).is_file()):
+    if not executables.is_executable(b):
         raise NetUnavailable(f"CCLAB_NET_BIN={b!r} is not an executable file")
     return b
 

@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use cclab_cc::cc::CongestionControl;
+use cclab_transport::stats::LogHistogram;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{libbpf_sys, RingBufferBuilder};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd};
@@ -91,61 +92,16 @@ pub struct Stats {
     pub malformed: u64,
     /// Records of a flow the controller has no adapter for (refused, or its INIT was dropped).
     pub unknown_flow: u64,
-    /// Delay from the kernel's ACK event to the decision being written, 1-µs buckets.
-    pub latency: Histogram,
-    /// Delay from a record to the ACK on which the kernel first applied the decision answering it
-    /// (the program's own histogram), 1-µs buckets up to 10 ms.
-    pub applied_latency: Histogram,
+    /// Delay from the kernel's ACK event to the decision being written, ns.
+    pub latency: LogHistogram,
+    /// Delay from a record to the ACK on which the kernel first applied the decision answering it,
+    /// ns: the program's own 1-µs buckets up to 10 ms, each folded in at its middle.
+    pub applied_latency: LogHistogram,
     /// CPU time of the controller thread, s (user + system).
     pub cpu_s: f64,
     /// Mean run time of the program's per-ACK hook (`cong_control`) in the kernel, ns, when
     /// [`Options::kernel_stats`] is on.
     pub kernel_ns_per_ack: Option<f64>,
-}
-
-/// Counts in 1-µs buckets up to 10 ms (larger values land in the last bucket). Small enough to copy
-/// with the statistics every 50 ms.
-#[derive(Clone, Debug)]
-pub struct Histogram {
-    buckets: Vec<u64>,
-    count: u64,
-}
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram {
-            buckets: vec![0; DELAY_BUCKETS],
-            count: 0,
-        }
-    }
-}
-
-impl Histogram {
-    pub fn record(&mut self, ns: u64) {
-        let i = ((ns / 1000) as usize).min(self.buckets.len() - 1);
-        self.buckets[i] += 1;
-        self.count += 1;
-    }
-
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// The `q` quantile (0..=1) in seconds, bucket upper edge; None when empty.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
-        if self.count == 0 {
-            return None;
-        }
-        let want = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0;
-        for (i, n) in self.buckets.iter().enumerate() {
-            seen += n;
-            if seen >= want {
-                return Some((i + 1) as f64 * 1e-6);
-            }
-        }
-        None
-    }
 }
 
 /// A running controller. Dropping it stops it (and unregisters the name).
@@ -277,13 +233,14 @@ impl Shared {
     }
 
     /// The program's ACK-to-applied histogram.
-    fn applied_histogram(&self) -> Histogram {
-        let mut h = Histogram::default();
+    fn applied_histogram(&self) -> LogHistogram {
+        let mut h = LogHistogram::default();
         for i in 0..DELAY_BUCKETS {
             // SAFETY: i < the array's length; the mapping is live.
             let n = unsafe { addr_of!((*self.0).applied_delay_us[i]).read_volatile() };
-            h.buckets[i] = n;
-            h.count += n;
+            if n > 0 {
+                h.record_n(i as u64 * 1000 + 500, n);
+            }
         }
         h
     }
@@ -337,8 +294,7 @@ impl Flows {
                 self.stats.flows_started += 1;
                 match (self.chooser)(&e.tuple(), e.mss) {
                     Some((cc, packet_size)) => {
-                        let mss = e.mss.max(1);
-                        let a = FlowAdapter::new(cc, &e, self.origin_ns, mss, packet_size);
+                        let a = FlowAdapter::new(cc, &e, self.origin_ns, packet_size);
                         let d = a.decision();
                         self.adapters.insert(e.flow, a);
                         Some(d)
@@ -551,8 +507,14 @@ fn serve(
     result
 }
 
-/// The statistics as one JSON object (the `cclab-bpf` binary prints it; tests and docs read it).
-pub fn stats_json(s: &Stats) -> String {
+/// A quantile of a delay histogram in seconds (None when it is empty).
+fn quantile_s(h: &LogHistogram, pct: u64) -> Option<f64> {
+    h.quantile(pct, 100).map(|ns| ns as f64 * 1e-9)
+}
+
+/// The statistics as one JSON object (the `cclab-bpf` binary prints it, `cclab net run` puts it in the
+/// summary; tests and docs read it).
+pub fn stats_json(s: &Stats) -> serde_json::Value {
     serde_json::json!({
         "events": s.events,
         "acks": s.acks,
@@ -566,12 +528,11 @@ pub fn stats_json(s: &Stats) -> String {
         "applied": s.applied,
         "malformed": s.malformed,
         "unknown_flow": s.unknown_flow,
-        "ack_to_decision_p50_s": s.latency.quantile(0.5),
-        "ack_to_decision_p99_s": s.latency.quantile(0.99),
-        "ack_to_applied_p50_s": s.applied_latency.quantile(0.5),
-        "ack_to_applied_p99_s": s.applied_latency.quantile(0.99),
+        "ack_to_decision_p50_s": quantile_s(&s.latency, 50),
+        "ack_to_decision_p99_s": quantile_s(&s.latency, 99),
+        "ack_to_applied_p50_s": quantile_s(&s.applied_latency, 50),
+        "ack_to_applied_p99_s": quantile_s(&s.applied_latency, 99),
         "cpu_s": s.cpu_s,
         "kernel_ns_per_ack": s.kernel_ns_per_ack,
     })
-    .to_string()
 }

@@ -61,13 +61,11 @@ pub struct Event {
     pub sport: u16,
     pub dport: u16,
     pub prior_cwnd: u32,
-    pub prr_out: u32,
     pub snd_una: u32,
     pub snd_nxt: u32,
-    pub pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Event>() == 136);
+const _: () = assert!(std::mem::size_of::<Event>() == 128);
 
 impl Event {
     /// Reads a record from the ring buffer's bytes; None if it is short (never from our program, but

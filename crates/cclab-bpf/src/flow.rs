@@ -17,6 +17,14 @@
 //! Linux owns reliability here (which packet to resend, SACK, RTO), so the algorithm sees Linux's
 //! loss detection, not ours: the same split as our transport, with another transport under it.
 //!
+//! Linux does not tell us of each packet it sends, so the adapter numbers packets itself: packet k
+//! holds bytes [k·MSS, (k+1)·MSS) from the first byte of the connection (its MSS at start). Before
+//! each record it calls `on_send` for every packet `snd_nxt` shows sent since the last one (new data
+//! only; retransmissions are not seen), and an ACK's `acked_seq` is the last packet the cumulative
+//! ACK covers. Algorithms that count round trips by sequence (FAST's update epochs) need both. What
+//! `on_send` sets (probe and pair flags, the router field) is never sent: Linux TCP has no field for
+//! it, and the echoed field is 0.
+//!
 //! DECISION (the window during recovery): Linux skips its Proportional Rate Reduction
 //! (`tcp_cwnd_reduction`) for a congestion control with `cong_control`, as ours has. For window
 //! algorithms (no pacing rate) the decision asks the BPF program to run it in its place, per ACK, with
@@ -25,9 +33,7 @@
 //! ACKs a controller wake-up batches lets each of them refill what it delivered (a burst). Measured
 //! without PRR: a third halving after the slow-start overshoot in 2 of 3 runs where Linux's Reno
 //! halves twice; with PRR computed in user space, still 1 in 4. Pacing algorithms (BBR, Copa) get
-//! their window as it is, as Linux's own `cong_control` algorithms do. Hooks that need our own header (`on_send` marks,
-//! the router field, receiver timestamps) see nothing: the flags are never sent and the echoed field
-//! is 0.
+//! their window as it is, as Linux's own `cong_control` algorithms do.
 
 use std::collections::VecDeque;
 
@@ -63,9 +69,9 @@ pub struct FlowAdapter {
     mss: u32,
     /// Window algorithms recover with Linux's PRR (see the DECISION above).
     use_prr: bool,
-    /// Bytes of the connection unwrapped from Linux's 32-bit sequence numbers, relative to the
-    /// first unacknowledged byte at start; the packet size numbering uses; packets announced to
-    /// `on_send` so far.
+    /// `snd_una` and `snd_nxt` unwrapped from Linux's 32-bit sequence numbers, in bytes from the
+    /// first unacknowledged byte at start; the packet size the numbering uses (the MSS at start);
+    /// packets announced to `on_send` so far.
     una: Counter,
     nxt: Counter,
     seq_mss: u64,
@@ -80,6 +86,11 @@ struct Counter {
 }
 
 impl Counter {
+    /// A counter whose current kernel value is `v`, counting from `total`.
+    fn at(v: u32, total: u64) -> Counter {
+        Counter { last: v, total }
+    }
+
     fn update(&mut self, v: u32) -> u64 {
         self.total += v.wrapping_sub(self.last) as u64;
         self.last = v;
@@ -98,34 +109,26 @@ impl FlowAdapter {
         cc: Box<dyn CongestionControl>,
         init: &Event,
         origin_ns: u64,
-        mss: u32,
         packet_size: u32,
     ) -> FlowAdapter {
-        let mut a = FlowAdapter {
+        let mss = init.mss.max(1);
+        FlowAdapter {
+            use_prr: cc.pacing_rate_bps().is_none(),
             cc,
             payload_share: mss as f64 / packet_size.max(1) as f64,
             origin_ns,
             state: init.state,
             epoch: init.epoch,
-            delivered: Counter::default(),
-            lost: Counter::default(),
+            delivered: Counter::at(init.delivered, init.delivered as u64),
+            lost: Counter::at(init.lost, init.lost as u64),
             history: VecDeque::new(),
             srtt_us: init.srtt_us,
-            mss: init.mss.max(1),
-            use_prr: false,
-            una: Counter::default(),
-            nxt: Counter::default(),
-            seq_mss: init.mss.max(1) as u64,
+            mss,
+            una: Counter::at(init.snd_una, 0),
+            nxt: Counter::at(init.snd_una, 0),
+            seq_mss: mss as u64,
             sent: 0,
-        };
-        a.una.last = init.snd_una;
-        a.nxt.last = init.snd_una;
-        a.use_prr = a.cc.pacing_rate_bps().is_none();
-        a.delivered.update(init.delivered);
-        a.lost.update(init.lost);
-        a.delivered.total = init.delivered as u64;
-        a.lost.total = init.lost as u64;
-        a
+        }
     }
 
     pub fn algorithm(&self) -> &dyn CongestionControl {
@@ -337,7 +340,7 @@ mod tests {
             ssthresh: INFINITE_SSTHRESH,
             ..Event::default()
         };
-        FlowAdapter::new(cc, &init, 0, env.mss, env.packet_size)
+        FlowAdapter::new(cc, &init, 0, env.packet_size)
     }
 
     fn ack(t_ms: u64, delivered: u32, acked: u32, state: u32, epoch: u32) -> Event {
@@ -469,7 +472,7 @@ mod tests {
             snd_nxt: isn,
             ..Event::default()
         };
-        let mut a = FlowAdapter::new(Box::new(r), &init, 0, 1448, 1500);
+        let mut a = FlowAdapter::new(Box::new(r), &init, 0, 1500);
         let mut e = ack(1, 0, 0, ca_state::OPEN, 0);
         e.snd_una = isn;
         e.snd_nxt = isn.wrapping_add(5 * 1448);

@@ -323,8 +323,7 @@ pub(crate) fn summarise(
             disturbed: disturbed.is_some(),
             ingress: fin.emulator.ingress,
             interrupted,
-            kernel_datapath: kernel_datapath
-                .and_then(|s| serde_json::from_str(&cclab_bpf::controller::stats_json(s)).ok()),
+            kernel_datapath: kernel_datapath.map(cclab_bpf::controller::stats_json),
         },
         warnings,
     }

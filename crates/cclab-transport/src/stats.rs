@@ -70,6 +70,12 @@ impl LogHistogram {
         }
     }
 
+    /// Records `n` samples of value `v` (ns): folding in another histogram's counts (the kernel
+    /// datapath's per-microsecond delays).
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        self.add(bucket_of(v), n);
+    }
+
     /// Adds `n` samples to bucket `b`.
     #[cold]
     fn add(&mut self, b: usize, n: u64) {

@@ -19,9 +19,7 @@ char _license[] SEC("license") = "GPL";
 
 #define barrier() asm volatile("" ::: "memory")
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
-#define TCP_INFINITE_SSTHRESH 0x7fffffff
-/* tcp_ack()'s flag bits (net/ipv4/tcp_input.c) the controller reads; passed through unchanged. */
-#define FLAG_ECE 0x40
+/* tcp_ack()'s flag bit (net/ipv4/tcp_input.c) PRR reads; the controller gets all of them. */
 #define FLAG_SND_UNA_ADVANCED 0x400
 
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
@@ -102,7 +100,6 @@ static __always_inline struct cclab_event *begin(struct sock *sk, __u32 kind, __
 	e->packets_out = tp->packets_out;
 	e->delivered = tp->delivered;
 	e->lost = tp->lost;
-	e->prr_out = tp->prr_out;
 	e->snd_una = tp->snd_una;
 	e->snd_nxt = tp->snd_nxt;
 	e->mss = tp->mss_cache;
@@ -263,14 +260,9 @@ void BPF_PROG(cclab_init, struct sock *sk)
 	struct cclab_event *e;
 	__u64 now = bpf_ktime_get_ns();
 
+	/* Everything zero (state TCP_CA_Open, epoch 0) but the id. */
+	__builtin_memset(p, 0, sizeof(*p));
 	p->id = __sync_fetch_and_add(&next_flow, 1) + 1;
-	p->state = TCP_CA_Open;
-	p->epoch = 0;
-	p->prior_cwnd = 0;
-	p->prior_ssthresh = 0;
-	p->pacing = 0;
-	p->prr_delivered = 0;
-	p->last_seq = 0;
 	e = begin(sk, CCLAB_EV_INIT, now);
 	if (!e)
 		return;
@@ -361,19 +353,20 @@ __u32 BPF_PROG(cclab_undo_cwnd, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct flow_priv *p = priv(sk);
+	__u32 cwnd = tp->snd_cwnd > p->prior_cwnd ? tp->snd_cwnd : p->prior_cwnd;
 	__u64 now = bpf_ktime_get_ns();
 	struct cclab_event *e;
 
 	p->epoch++;
 	if (!p->id)
-		return tp->snd_cwnd > p->prior_cwnd ? tp->snd_cwnd : p->prior_cwnd;
+		return cwnd;
 	e = begin(sk, CCLAB_EV_UNDO, now);
 	if (e) {
 		e->prior_cwnd = p->prior_cwnd;
 		e->ssthresh = p->prior_ssthresh;
 		submit(e, now);
 	}
-	return tp->snd_cwnd > p->prior_cwnd ? tp->snd_cwnd : p->prior_cwnd;
+	return cwnd;
 }
 
 /* The name is set by the controller before load (`cclab_<algorithm>` by default). */

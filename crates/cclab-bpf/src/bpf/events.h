@@ -24,7 +24,7 @@ enum cclab_event_kind {
 	CCLAB_EV_RELEASE = 5,
 };
 
-/* One record on the ring buffer; 136 bytes. Counters are Linux's own (`tp->delivered` …, packets). */
+/* One record on the ring buffer; 128 bytes. Counters are Linux's own (`tp->delivered` …, packets). */
 struct cclab_event {
 	__u32 kind;
 	__u32 flow;
@@ -55,10 +55,8 @@ struct cclab_event {
 	__u16 sport;            /* host byte order */
 	__u16 dport;
 	__u32 prior_cwnd;       /* UNDO only: the window before the reduction undone */
-	__u32 prr_out;          /* tp->prr_out: sent since the window reduction began */
 	__u32 snd_una;          /* tp->snd_una, tp->snd_nxt: bytes, wrapping (packet numbers for the */
 	__u32 snd_nxt;          /* algorithm's on_send and acked_seq, src/flow.rs) */
-	__u32 pad;
 };
 
 /* The controller's latest word on one flow, in the `decisions` array of the program's .bss, which
@@ -75,7 +73,7 @@ struct cclab_decision {
 	__u64 event_ns;         /* now_ns of the record this decision answers (ACK-to-applied delay) */
 };
 
-_Static_assert(sizeof(struct cclab_event) == 136, "mirror in src/events.rs");
+_Static_assert(sizeof(struct cclab_event) == 128, "mirror in src/events.rs");
 _Static_assert(sizeof(struct cclab_decision) == 40, "mirror in src/events.rs");
 
 /* cclab_decision.flags */

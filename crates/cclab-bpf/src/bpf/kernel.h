@@ -60,7 +60,6 @@ struct sock {
 } __attribute__((preserve_access_index));
 
 struct inet_connection_sock {
-	__u8 icsk_retransmits;
 	__u8 icsk_backoff;
 	__u64 icsk_ca_priv[13];
 } __attribute__((preserve_access_index));
@@ -101,10 +100,6 @@ struct rate_sample {
 	__u32 prior_in_flight;
 	bool is_app_limited;
 } __attribute__((preserve_access_index));
-
-enum tcp_ca_event {
-	CA_EVENT_TX_START = 0,
-};
 
 /* Only the members the program sets; the kernel's struct has more (libbpf matches by name). */
 struct tcp_congestion_ops {
