@@ -394,7 +394,7 @@ def test_cli_rejects_what_the_real_datapath_cannot_do(tmp_path):
     pl = dict(base, topology={"kind": "parking_lot", "links": [{"rate": "20Mbps", "delay": "5ms"},
                                                                 {"rate": "20Mbps", "delay": "5ms"}]})
     pl["flows"] = [{"cc": "newreno", "rtt": "40ms", "links": [0, 1]}]
-    fast = dict(base, topology={"kind": "dumbbell", "bottleneck": {"rate": "1Gbps"}})
+    fast = dict(base, topology={"kind": "dumbbell", "bottleneck": {"rate": "1.5Gbps"}})
     cross = dict(base, traffic=[{"kind": "cbr", "rate": "5Mbps"}])
     for d, field in ((pl, "topology.kind"), (fast, "topology.bottleneck.rate"), (cross, "traffic[0].kind")):
         r = cli("net", "run", str(write(tmp_path, d)), "--out", str(tmp_path / "x"))

@@ -31,7 +31,7 @@ use crate::sys::{self, sleep_until, Clock};
 use crate::tcp;
 
 /// Highest link rate a run accepts: the measured limit of a 2-core machine (docs/real-datapath.md).
-pub const MAX_RATE_BPS: f64 = 200e6;
+pub const MAX_RATE_BPS: f64 = 1e9;
 
 /// A spec the real datapath cannot run, with the field at fault.
 #[derive(Debug)]
@@ -237,9 +237,19 @@ pub fn run_with(
         Mode::Tun => (None, Vec::new()),
     };
     let clock = Clock::start();
+    let window = Some([from_secs(spec.measure[0]), from_secs(spec.measure[1])]);
     let emu_run = match (relay, &hosts) {
-        (Some(relay), _) => emulator::relay::spawn(emu, relay, clock, Some(sample_every)),
-        (None, Some(h)) => emulator::spawn(emu, h.tuns(), clock, Some(sample_every)),
+        (Some(relay), _) => {
+            emulator::spawn_on(emu, relay, clock, Some(sample_every), window, "cclab-relay")
+        }
+        (None, Some(h)) => emulator::spawn_on(
+            emu,
+            emulator::Tuns(h.tuns()),
+            clock,
+            Some(sample_every),
+            window,
+            "cclab-emulator",
+        ),
         (None, None) => unreachable!("TUN mode has hosts"),
     };
     let starts = start_times(spec);
@@ -286,7 +296,10 @@ pub fn run_with(
         None => None,
     };
     let thread_errors = scoped?;
-    let fin = fin?;
+    let mut fin = fin?;
+    if let Some(h) = &hosts {
+        fin.stats.rps_cpus = h.rps_cpus();
+    }
     drop(hosts);
     Ok(report::summarise(
         spec,

@@ -38,6 +38,12 @@ pub struct Config {
     pub cwnd_validation: bool,
     /// Tail loss probes (RFC 8985 §7) with RACK loss detection for original transmissions.
     pub tlp: bool,
+    /// How far behind its pacing schedule a sender may be and still catch up (ns): a packet held by
+    /// pacing and sent late continues the schedule from when it was due, back to this far before now,
+    /// and the packets due meanwhile go at once. 0: half a gap (Linux fq's drift rule). The simulator
+    /// wakes exactly on time and is unaffected; the real datapath sets it (`endpoint::PACING_CATCH_UP`)
+    /// because a sender that wakes once per packet cannot pace faster than its wake-ups.
+    pub pacing_catch_up: Nanos,
 }
 
 impl Default for Config {
@@ -59,6 +65,7 @@ impl Default for Config {
             rto_undo: false,
             cwnd_validation: false,
             tlp: false,
+            pacing_catch_up: 0,
         }
     }
 }

@@ -135,6 +135,9 @@ pub struct Sender {
     /// on the pacing schedule, and a late wake-up (the real datapath's timers fire tens of µs late) must
     /// not stretch the schedule.
     pacing_held: bool,
+    /// The last packet left with the next one already due by the pacing schedule (a late sender
+    /// catching up): that one continues the schedule too.
+    behind_schedule: bool,
     pair_pending: bool,
     /// Fast retransmit: the first retransmission of a recovery leaves regardless of the window
     /// (RFC 6675 §5 step 4.3, RFC 5681 §3.2 step 2).
@@ -188,6 +191,7 @@ impl Sender {
             last_ts: 0,
             next_send: 0,
             pacing_held: false,
+            behind_schedule: false,
             pair_pending: false,
             force_retx: false,
             app_limited: false,
@@ -309,7 +313,9 @@ impl Sender {
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment> {
         // Whether the previous call was held back by pacing alone; only this call's pacing test below
         // sets it again.
-        let pacing_held = std::mem::take(&mut self.pacing_held);
+        // ... or the previous packet left behind schedule (catching up, see Config::pacing_catch_up).
+        let pacing_held =
+            std::mem::take(&mut self.pacing_held) | std::mem::take(&mut self.behind_schedule);
         if self.cc.quiesced() {
             return None;
         }
@@ -416,11 +422,13 @@ impl Sender {
                 // not lower the rate. In the simulator the wake-up is exact (now == next_send) and this
                 // is now + gap.
                 let from = if pacing_held {
-                    self.next_send.max(now.saturating_sub(gap / 2)).min(now)
+                    let credit = (gap / 2).max(self.cfg.pacing_catch_up);
+                    self.next_send.max(now.saturating_sub(credit)).min(now)
                 } else {
                     now
                 };
                 self.next_send = from + gap;
+                self.behind_schedule = self.next_send <= now;
             }
         }
         if self.rto_deadline.is_none() {

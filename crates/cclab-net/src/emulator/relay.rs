@@ -90,12 +90,10 @@ impl Relay {
     /// Reads one datagram from side `side` into `buf` as a synthetic IPv4 packet. Ok(None): nothing to
     /// read; Ok(Some(false)): a datagram from a foreign address (dropped, buffer reusable).
     fn read_datagram(&self, side: usize, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
-        buf.resize(28 + MAX_DATAGRAM, 0);
-        let Some(meta) = sys::recv_meta(self.socks[side].as_raw_fd(), &mut buf[28..])? else {
-            buf.clear();
+        let fd = self.socks[side].as_raw_fd();
+        let Some(meta) = sys::recv_meta_spare(fd, buf, 28, MAX_DATAGRAM)? else {
             return Ok(None);
         };
-        buf.truncate(28 + meta.len);
         let table = if side == 0 {
             &self.by_sender
         } else {
@@ -185,5 +183,5 @@ fn v4(s: &UdpSocket) -> io::Result<SocketAddrV4> {
 
 /// Starts the relay on a thread (the loopback counterpart of [`super::spawn`]).
 pub fn spawn(emu: Emulator, relay: Relay, clock: Clock, sample_every: Option<Nanos>) -> Running {
-    super::spawn_on(emu, relay, clock, sample_every, "cclab-relay")
+    super::spawn_on(emu, relay, clock, sample_every, None, "cclab-relay")
 }
