@@ -80,6 +80,7 @@ test: setup
 bench: build
 	$(PY) bench/run.py
 	$(PY) bench/short_flows.py
+	$(PY) bench/emulator_rate.py
 
 # Coverage-guided fuzzing of the transport's state machines under hostile segments (fuzz/, its own
 # workspace; docs/real-datapath.md, "What a hostile packet can and cannot do"). One core, FUZZ_SECONDS

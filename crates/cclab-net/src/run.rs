@@ -211,6 +211,7 @@ pub fn run_with(
     on_ready: impl FnOnce([u64; 2]),
 ) -> Result<RunResult, RunError> {
     check(spec, mode)?;
+    let _placed = sys::OffEmulatorCpu::enter();
     let wall = Instant::now();
     let hosts = match mode {
         Mode::Tun => {

@@ -641,16 +641,37 @@ impl CpuLayout {
     }
 }
 
-/// Puts the calling thread where [`CpuLayout`] says `role` runs (no-op without a layout). Returns
-/// whether the thread was pinned.
-pub fn place_thread(role: Role) -> bool {
-    let Some(l) = CpuLayout::get() else {
-        return false;
-    };
-    let mask = match role {
-        Role::Emulator => 1u64 << l.emulator,
-        Role::Endpoint => l.others,
-    };
+/// Keeps the calling thread off the emulator's CPU until dropped, then restores its affinity: a run's
+/// own thread samples the flows every 100 ms and must not take the emulator's CPU, but the caller (a
+/// test harness, a Python process's thread) keeps its placement afterwards.
+pub struct OffEmulatorCpu(Option<libc::cpu_set_t>);
+
+impl OffEmulatorCpu {
+    pub fn enter() -> OffEmulatorCpu {
+        let Some(l) = CpuLayout::get() else {
+            return OffEmulatorCpu(None);
+        };
+        // SAFETY: cpu_set_t is plain old data; the calls affect only this thread.
+        unsafe {
+            let mut old: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
+                return OffEmulatorCpu(None);
+            }
+            OffEmulatorCpu(set_affinity(l.others).then_some(old))
+        }
+    }
+}
+
+impl Drop for OffEmulatorCpu {
+    fn drop(&mut self) {
+        if let Some(old) = &self.0 {
+            // SAFETY: restores a set read by sched_getaffinity for this thread.
+            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old) };
+        }
+    }
+}
+
+fn set_affinity(mask: u64) -> bool {
     // SAFETY: cpu_set_t is plain old data; the call affects only this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -659,4 +680,16 @@ pub fn place_thread(role: Role) -> bool {
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     }
+}
+
+/// Puts the calling thread where [`CpuLayout`] says `role` runs (no-op without a layout). Returns
+/// whether the thread was pinned.
+pub fn place_thread(role: Role) -> bool {
+    let Some(l) = CpuLayout::get() else {
+        return false;
+    };
+    set_affinity(match role {
+        Role::Emulator => 1u64 << l.emulator,
+        Role::Endpoint => l.others,
+    })
 }
