@@ -145,6 +145,8 @@ fn blast(
     let tx = bind_in(&hosts.a, 9101);
     let payload = vec![0u8; ip_bytes - 28];
     let rx_fd = rx.as_raw_fd();
+    // The blasting threads stay off the emulator's CPU, as a run's endpoints do (sys::CpuLayout).
+    let _placed = sys::OffEmulatorCpu::enter();
     let rx_thread = std::thread::spawn(move || {
         let _keep = rx;
         let mut ts = Vec::new();
@@ -239,4 +241,37 @@ fn packet_spacing_at_100mbit() {
     eprintln!("spacing at 100 Mbit/s: median {med:.2} µs, p10 {p10:.2}, p90 {p90:.2} ({n} gaps); late p99 {} µs", fin.stats.late_p99_ns / 1000);
     // acceptance bound: within 5 µs of 1500 B × 8 / 100 Mbit/s = 120 µs
     assert!((med - 120.0).abs() < 5.0, "median spacing {med} µs");
+}
+
+/// Spacing at the datapath's limit: 1500-byte packets offered at 1.1 Gbit/s into a 1 Gbit/s link, the
+/// receiver's kernel timestamps (taken when the emulator's write hands the packet to the host, before
+/// RPS queues it) against the configured 12 µs. Measured (4 runs): median 11.99–12.01 µs, |gap − 12 µs|
+/// p99 10.1–20.3 µs, write lateness p99 22–43 µs. Bounds: median within 1 µs, p99 error within 100 µs
+/// (issue 15's target; a stall of the machine of 100 µs or more in 1 s of 83 000 gaps shows in the p99
+/// only if it recurs).
+#[test]
+fn packet_spacing_at_1gbit() {
+    if skip() {
+        return;
+    }
+    let (ts, fin) = blast(1e9, 1.1e9, 1500, Duration::from_millis(1000), 2000);
+    let mut gaps: Vec<f64> = ts
+        .windows(2)
+        .skip(2000)
+        .map(|w| (w[1] - w[0]) as f64 * 1e-3)
+        .collect();
+    let n = gaps.len();
+    let med = median(&mut gaps);
+    let mut err: Vec<f64> = gaps.iter().map(|g| (g - 12.0).abs()).collect();
+    err.sort_by(f64::total_cmp);
+    let p99 = err[n * 99 / 100];
+    eprintln!(
+        "spacing at 1 Gbit/s: median {med:.2} µs, |gap - 12 µs| p99 {p99:.1} µs ({n} gaps); \
+         write lateness p99 {} µs, emulator cpu {:?}",
+        fin.stats.late_p99_ns / 1000,
+        fin.stats.cpu
+    );
+    assert!(n > 60_000, "only {n} packets arrived");
+    assert!((med - 12.0).abs() < 1.0, "median spacing {med} µs");
+    assert!(p99 < 100.0, "spacing error p99 {p99} µs");
 }
