@@ -82,6 +82,24 @@ impl Host {
         })
     }
 
+    /// The host's UDP counters (`/proc/net/snmp`, its namespace's): datagrams its stack dropped —
+    /// receive-buffer overflows, bad checksums — which no link counter sees.
+    pub fn udp_counters(&self) -> io::Result<std::collections::BTreeMap<String, u64>> {
+        let text = self
+            .ns
+            .run_in(|| std::fs::read_to_string("/proc/thread-self/net/snmp"))??;
+        let mut rows = text.lines().filter(|l| l.starts_with("Udp:"));
+        let (Some(names), Some(values)) = (rows.next(), rows.next()) else {
+            return Err(io::Error::other("no Udp rows in /proc/net/snmp"));
+        };
+        Ok(names
+            .split_whitespace()
+            .zip(values.split_whitespace())
+            .skip(1)
+            .filter_map(|(n, v)| Some((n.to_string(), v.parse().ok()?)))
+            .collect())
+    }
+
     pub fn tun_fd(&self) -> RawFd {
         self.tun.as_raw_fd()
     }

@@ -296,6 +296,16 @@ pub(crate) fn summarise(
     };
     let disturbed = disturbance::judge(steal_fraction, &stalls);
     warnings.extend(disturbed.clone());
+    for (host, udp) in ["A", "B"].iter().zip(&fin.stats.host_udp) {
+        let lost = udp.get("RcvbufErrors").copied().unwrap_or(0)
+            + udp.get("InErrors").copied().unwrap_or(0);
+        if lost > 0 {
+            warnings.push(format!(
+                "host {host} dropped {lost} UDP datagrams in its own stack (RcvbufErrors/InErrors): losses \
+                 no link counter shows; an endpoint could not keep up"
+            ));
+        }
+    }
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
     let mut by_cc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for f in &flows {

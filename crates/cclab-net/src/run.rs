@@ -300,6 +300,10 @@ pub fn run_with(
     let mut fin = fin?;
     if let Some(h) = &hosts {
         fin.stats.rps_cpus = h.rps_cpus();
+        fin.stats.host_udp = [&h.a, &h.b]
+            .iter()
+            .filter_map(|host| host.udp_counters().ok())
+            .collect();
     }
     drop(hosts);
     Ok(report::summarise(

@@ -35,6 +35,9 @@ pub struct LoopStats {
     /// The CPUs the hosts' network stacks were steered to (RPS on both TUN devices); empty: none, the
     /// loop's writes ran the receiving stack in its own context (loopback mode always).
     pub rps_cpus: Vec<usize>,
+    /// The hosts' UDP counters at the end of the run, A then B ([`crate::hosts::Host::udp_counters`];
+    /// namespace mode): `RcvbufErrors` and `InErrors` are packets lost inside a host, not on the link.
+    pub host_udp: Vec<std::collections::BTreeMap<String, u64>>,
     pub packets_read: u64,
     pub packets_written: u64,
     /// Writes the receiving host's kernel refused (its backlog was full): counted, not retried. In
