@@ -449,6 +449,22 @@ fn start_times(spec: &RunSpec) -> Vec<Nanos> {
         .collect()
 }
 
+/// Spawns a named thread in scope `s` (names show in `top -H`, perf and /proc: `f3-tx` is flow 3's
+/// sender).
+fn spawn_named<'scope, 'env, F>(
+    s: &'scope Scope<'scope, 'env>,
+    name: String,
+    f: F,
+) -> ScopedJoinHandle<'scope, io::Result<()>>
+where
+    F: FnOnce() -> io::Result<()> + Send + 'scope,
+{
+    std::thread::Builder::new()
+        .name(name)
+        .spawn_scoped(s, f)
+        .expect("spawn a flow thread")
+}
+
 /// Starts every flow's threads (receiver and sender; a kernel-TCP sink and writer, or our endpoints)
 /// in scope `s`, pushing their handles. Stops at the first set-up error; the caller then stops the
 /// threads already started.
@@ -473,8 +489,12 @@ fn spawn_flows<'scope, 'env>(
         let stop_at = f.stop.map(from_secs).unwrap_or(end).min(end);
         if let Some((rx, tx)) = prebound.get_mut(i).and_then(Option::take) {
             let p2 = probe.clone();
-            handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
-            handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
+            handles.push(spawn_named(s, format!("f{i}-rx"), move || {
+                rx.run(&clock, stop, &p2)
+            }));
+            handles.push(spawn_named(s, format!("f{i}-tx"), move || {
+                tx.run(&clock, start, stop_at, stop, &probe)
+            }));
             continue;
         }
         let hosts = hosts.expect("TUN mode has hosts");
@@ -489,33 +509,39 @@ fn spawn_flows<'scope, 'env>(
             (FlowKind::Kernel(_) | FlowKind::Bpf(_), Some(cc)) => {
                 let listener = rcv.ns.run_in(|| TcpListener::bind(dst))??;
                 let p2 = probe.clone();
-                handles.push(s.spawn(move || tcp::sink(listener, stop, &p2.delivered)));
-                let size = f.size;
-                handles.push(s.spawn(move || -> io::Result<()> {
-                    snd.ns.enter()?;
-                    sleep_until(&clock, start, stop);
-                    if stop.load(Ordering::Relaxed) {
-                        return Ok(());
-                    }
-                    let stream = Arc::new(tcp::connect(dst, &cc)?);
-                    let _ = probe.tcp.set(stream.clone());
-                    let written = AtomicU64::new(0);
-                    let stop_flow = AtomicBool::new(false);
-                    std::thread::scope(|s2| {
-                        let w = s2.spawn(|| {
-                            tcp::bulk_send((*stream).try_clone()?, size, &stop_flow, &written)
-                        });
-                        while !stop.load(Ordering::Relaxed)
-                            && clock.now() < stop_at
-                            && !w.is_finished()
-                        {
-                            std::thread::sleep(std::time::Duration::from_millis(5));
-                        }
-                        stop_flow.store(true, Ordering::Relaxed);
-                        w.join()
-                            .map_err(|_| io::Error::other("TCP sender panicked"))?
-                    })
+                handles.push(spawn_named(s, format!("f{i}-sink"), move || {
+                    tcp::sink(listener, stop, &p2.delivered)
                 }));
+                let size = f.size;
+                handles.push(spawn_named(
+                    s,
+                    format!("f{i}-tcp"),
+                    move || -> io::Result<()> {
+                        snd.ns.enter()?;
+                        sleep_until(&clock, start, stop);
+                        if stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        let stream = Arc::new(tcp::connect(dst, &cc)?);
+                        let _ = probe.tcp.set(stream.clone());
+                        let written = AtomicU64::new(0);
+                        let stop_flow = AtomicBool::new(false);
+                        std::thread::scope(|s2| {
+                            let w = s2.spawn(|| {
+                                tcp::bulk_send((*stream).try_clone()?, size, &stop_flow, &written)
+                            });
+                            while !stop.load(Ordering::Relaxed)
+                                && clock.now() < stop_at
+                                && !w.is_finished()
+                            {
+                                std::thread::sleep(std::time::Duration::from_millis(5));
+                            }
+                            stop_flow.store(true, Ordering::Relaxed);
+                            w.join()
+                                .map_err(|_| io::Error::other("TCP sender panicked"))?
+                        })
+                    },
+                ));
             }
             (FlowKind::Kernel(_) | FlowKind::Bpf(_), None) => {
                 unreachable!("a TCP flow has a TCP_CONGESTION name (tcp_names)")
@@ -527,8 +553,12 @@ fn spawn_flows<'scope, 'env>(
                 // hostile packet can and cannot do").
                 rx.expect_peer(v4_of(&tx.sock)?);
                 let p2 = probe.clone();
-                handles.push(s.spawn(move || rx.run(&clock, stop, &p2)));
-                handles.push(s.spawn(move || tx.run(&clock, start, stop_at, stop, &probe)));
+                handles.push(spawn_named(s, format!("f{i}-rx"), move || {
+                    rx.run(&clock, stop, &p2)
+                }));
+                handles.push(spawn_named(s, format!("f{i}-tx"), move || {
+                    tx.run(&clock, start, stop_at, stop, &probe)
+                }));
             }
         }
     }
