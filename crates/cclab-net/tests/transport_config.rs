@@ -1,7 +1,7 @@
 //! Both drivers resolve a flow's transport settings the same way (`cclab_spec::resolve`): the
 //! simulator's config (`cclab_sim::transport_config`) and the real datapath's, for the sender (with
 //! the built algorithm's recovery) and for the receiver (without), differ only in how a packet's bytes
-//! split into header and payload. In particular `cc = "sack"` with `sack = false` runs SACK recovery
+//! split into header and payload (and in the real datapath's pacing catch-up). In particular `cc = "sack"` with `sack = false` runs SACK recovery
 //! with SACK blocks in both (the real datapath used to turn SACK blocks off there).
 
 use cclab_cc::cc::Recovery;
@@ -81,10 +81,15 @@ fn simulator_and_real_datapath_resolve_alike() {
                 (snd.mss, snd.header_bytes),
                 (t.packet_size - WIRE_OVERHEAD, WIRE_OVERHEAD)
             );
+            // the real datapath's pacing catch-up is its own (its timers fire late; the simulator's
+            // never do)
+            assert_eq!(sim.pacing_catch_up, 0);
+            assert_eq!(snd.pacing_catch_up, cclab_net::endpoint::PACING_CATCH_UP);
             // everything else is the spec's one resolution
             let same_split = |c: &Config| Config {
                 mss: sim.mss,
                 header_bytes: sim.header_bytes,
+                pacing_catch_up: 0,
                 ..c.clone()
             };
             assert_eq!(same_split(&snd), sim, "sender: {what}");
