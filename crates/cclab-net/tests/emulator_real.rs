@@ -247,8 +247,8 @@ fn packet_spacing_at_100mbit() {
 /// receiver's kernel timestamps (taken when the emulator's write hands the packet to the host, before
 /// RPS queues it) against the configured 12 µs. Measured (4 runs): median 11.99–12.01 µs, |gap − 12 µs|
 /// p99 10.1–20.3 µs, write lateness p99 22–43 µs. Bounds: median within 1 µs, p99 error within 100 µs
-/// (issue 15's target; a stall of the machine of 100 µs or more in 1 s of 83 000 gaps shows in the p99
-/// only if it recurs).
+/// (the datapath's stated accuracy, docs/real-datapath.md; a stall of the machine of 100 µs or more in
+/// 1 s of 83 000 gaps shows in the p99 only if it recurs).
 #[test]
 fn packet_spacing_at_1gbit() {
     if skip() {

@@ -76,8 +76,8 @@ fn kernel_cubic_fills_the_emulated_link() {
 /// NewReno. Measured (6 s runs, window 2-6 s): goodput 965.3 Mbit/s for cubic (the ceiling
 /// 1 000 × 1448/1500) and 956–961 for ours (ceiling 960), TUN write lateness p99 over the window
 /// 13–17 µs (cubic) and 29–92 µs (ours: the endpoints and both stacks share the second core). Bounds: goodput within 7 % of
-/// the ceiling (slow start's first loss may fall in a 2 s window), lateness p99 under 100 µs (issue
-/// 15's target for spacing and delay), and the emulator alone on a CPU with RPS set where there are
+/// the ceiling (slow start's first loss may fall in a 2 s window), lateness p99 under 100 µs (the
+/// datapath's stated accuracy for spacing and delay, docs/real-datapath.md), and the emulator alone on a CPU with RPS set where there are
 /// two (the mechanism the lateness depends on, docs/real-datapath.md).
 #[test]
 fn one_gigabit_per_second_kernel_cubic_and_our_newreno() {
