@@ -172,7 +172,6 @@ pub fn run_sender<S: SenderMachine>(
 ) -> io::Result<()> {
     sys::set_timer_slack_1ns();
     sys::raise_priority(sys::Role::Endpoint);
-    sys::place_thread(sys::Role::Endpoint);
     let fd = sock.as_raw_fd();
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];
@@ -276,7 +275,6 @@ pub fn run_receiver<R: ReceiverMachine>(
 ) -> io::Result<()> {
     sys::set_timer_slack_1ns();
     sys::raise_priority(sys::Role::Endpoint);
-    sys::place_thread(sys::Role::Endpoint);
     let fd = sock.as_raw_fd();
     let mut timer = TimerFd::new()?;
     let mut rbuf = vec![0u8; 2048];

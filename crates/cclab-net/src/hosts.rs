@@ -38,8 +38,9 @@ pub struct Host {
 }
 
 impl Host {
-    /// Creates the namespace, its TUN device and its configuration (lo up, address, MTU, no IPv6).
-    pub fn create(addr: [u8; 4]) -> io::Result<Host> {
+    /// Creates the namespace, its TUN device and its configuration (lo up, address, MTU, no IPv6);
+    /// `rps`: the CPUs (mask) to steer packets written into the device to ([`sys::CpuLayout`]).
+    pub fn create(addr: [u8; 4], rps: Option<u64>) -> io::Result<Host> {
         let ns = Netns::new_anonymous()?;
         let tun = ns.run_in(|| -> io::Result<OwnedFd> {
             let tun = sys::open_tun(TUN_NAME)?;
@@ -65,13 +66,11 @@ impl Host {
         })??;
         // The host's stack runs off the emulator's CPU (sys::CpuLayout). Best effort: without it the
         // run is correct, only its timing at high rates is worse; the summary says which it was.
-        let rps = sys::CpuLayout::get().and_then(|l| {
-            match sys::set_rps_cpus(&ns, TUN_NAME, l.others) {
-                Ok(()) => Some(l.others),
-                Err(e) => {
-                    eprintln!("warning: receive packet steering not set ({e}); the emulator thread runs the hosts' stacks");
-                    None
-                }
+        let rps = rps.and_then(|mask| match sys::set_rps_cpus(&ns, TUN_NAME, mask) {
+            Ok(()) => Some(mask),
+            Err(e) => {
+                eprintln!("warning: receive packet steering not set ({e}); the emulator thread runs the hosts' stacks");
+                None
             }
         });
         Ok(Host {
@@ -82,22 +81,50 @@ impl Host {
         })
     }
 
-    /// The host's UDP counters (`/proc/net/snmp`, its namespace's): datagrams its stack dropped —
-    /// receive-buffer overflows, bad checksums — which no link counter sees.
-    pub fn udp_counters(&self) -> io::Result<std::collections::BTreeMap<String, u64>> {
-        let text = self
-            .ns
-            .run_in(|| std::fs::read_to_string("/proc/thread-self/net/snmp"))??;
-        let mut rows = text.lines().filter(|l| l.starts_with("Udp:"));
-        let (Some(names), Some(values)) = (rows.next(), rows.next()) else {
-            return Err(io::Error::other("no Udp rows in /proc/net/snmp"));
-        };
-        Ok(names
-            .split_whitespace()
-            .zip(values.split_whitespace())
-            .skip(1)
-            .filter_map(|(n, v)| Some((n.to_string(), v.parse().ok()?)))
-            .collect())
+    /// What the host's own stack dropped, which no link counter sees: its UDP counters
+    /// (`/proc/net/snmp`, as `udp.<name>`: `udp.RcvbufErrors` is a receive buffer that overflowed) and
+    /// its TUN device's (`/proc/net/dev`: `tun.tx_dropped` counts packets the host sent while the
+    /// device's queue to the emulator was full, `tun.rx_dropped` packets the emulator wrote that the
+    /// host refused). Read in the host's namespace.
+    pub fn counters(&self) -> io::Result<std::collections::BTreeMap<String, u64>> {
+        let (snmp, dev) = self.ns.run_in(|| {
+            (
+                std::fs::read_to_string("/proc/thread-self/net/snmp"),
+                std::fs::read_to_string("/proc/thread-self/net/dev"),
+            )
+        })?;
+        let (snmp, dev) = (snmp?, dev?);
+        let mut out = std::collections::BTreeMap::new();
+        let mut rows = snmp.lines().filter(|l| l.starts_with("Udp:"));
+        if let (Some(names), Some(values)) = (rows.next(), rows.next()) {
+            for (n, v) in names
+                .split_whitespace()
+                .zip(values.split_whitespace())
+                .skip(1)
+            {
+                if let Ok(v) = v.parse() {
+                    out.insert(format!("udp.{n}"), v);
+                }
+            }
+        }
+        // "cclab0: rx_bytes rx_packets rx_errs rx_drop ... (8 rx fields) tx_bytes tx_packets tx_errs
+        // tx_drop ..."
+        if let Some(line) = dev
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{TUN_NAME}:")))
+        {
+            let f: Vec<u64> = line
+                .split_once(':')
+                .map_or("", |(_, r)| r)
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if f.len() >= 12 {
+                out.insert("tun.rx_dropped".into(), f[3]);
+                out.insert("tun.tx_dropped".into(), f[11]);
+            }
+        }
+        Ok(out)
     }
 
     pub fn tun_fd(&self) -> RawFd {
@@ -112,10 +139,17 @@ pub struct Dumbbell {
 }
 
 impl Dumbbell {
+    /// Both hosts, their stacks where the packets written into them are processed in the writer's
+    /// context (no RPS).
     pub fn create() -> io::Result<Dumbbell> {
+        Self::create_with(None)
+    }
+
+    /// Both hosts, their packet processing steered to the CPUs of `rps` ([`sys::CpuLayout`]).
+    pub fn create_with(rps: Option<u64>) -> io::Result<Dumbbell> {
         Ok(Dumbbell {
-            a: Host::create(ADDR_A)?,
-            b: Host::create(ADDR_B)?,
+            a: Host::create(ADDR_A, rps)?,
+            b: Host::create(ADDR_B, rps)?,
         })
     }
 

@@ -296,13 +296,19 @@ pub(crate) fn summarise(
     };
     let disturbed = disturbance::judge(steal_fraction, &stalls);
     warnings.extend(disturbed.clone());
-    for (host, udp) in ["A", "B"].iter().zip(&fin.stats.host_udp) {
-        let lost = udp.get("RcvbufErrors").copied().unwrap_or(0)
-            + udp.get("InErrors").copied().unwrap_or(0);
+    for (host, c) in ["A", "B"].iter().zip(&fin.stats.hosts) {
+        let n = |k: &str| c.get(k).copied().unwrap_or(0);
+        let lost =
+            n("udp.RcvbufErrors") + n("udp.InErrors") + n("tun.tx_dropped") + n("tun.rx_dropped");
         if lost > 0 {
             warnings.push(format!(
-                "host {host} dropped {lost} UDP datagrams in its own stack (RcvbufErrors/InErrors): losses \
-                 no link counter shows; an endpoint could not keep up"
+                "host {host} dropped {lost} packets in its own stack (UDP receive buffer {}, UDP errors \
+                 {}, TUN queue to the emulator {}, TUN from the emulator {}): losses no link counter \
+                 shows",
+                n("udp.RcvbufErrors"),
+                n("udp.InErrors"),
+                n("tun.tx_dropped"),
+                n("tun.rx_dropped")
             ));
         }
     }

@@ -211,11 +211,19 @@ pub fn run_with(
     on_ready: impl FnOnce([u64; 2]),
 ) -> Result<RunResult, RunError> {
     check(spec, mode)?;
-    let _placed = sys::OffEmulatorCpu::enter();
+    // The emulator gets a CPU of its own on fast links (sys::CpuLayout); loopback mode never (its
+    // relay's sockets are the host's own, and it carries our transport only).
+    let layout = match mode {
+        Mode::Tun => {
+            sys::CpuLayout::for_rate(spec.links.iter().map(|l| l.rate_bps).fold(0.0, f64::max))
+        }
+        Mode::Loopback => None,
+    };
+    let _placed = sys::OffEmulatorCpu::enter(layout);
     let wall = Instant::now();
     let hosts = match mode {
         Mode::Tun => {
-            let h = Dumbbell::create()?;
+            let h = Dumbbell::create_with(layout.map(|l| l.others))?;
             on_ready([h.a.ns.inode(), h.b.ns.inode()]);
             Some(h)
         }
@@ -238,17 +246,20 @@ pub fn run_with(
         Mode::Tun => (None, Vec::new()),
     };
     let clock = Clock::start();
-    let window = Some([from_secs(spec.measure[0]), from_secs(spec.measure[1])]);
+    let at = emulator::Placement {
+        window: Some([from_secs(spec.measure[0]), from_secs(spec.measure[1])]),
+        cpu: layout.map(|l| l.emulator),
+    };
     let emu_run = match (relay, &hosts) {
         (Some(relay), _) => {
-            emulator::spawn_on(emu, relay, clock, Some(sample_every), window, "cclab-relay")
+            emulator::spawn_on(emu, relay, clock, Some(sample_every), at, "cclab-relay")
         }
         (None, Some(h)) => emulator::spawn_on(
             emu,
             emulator::Tuns(h.tuns()),
             clock,
             Some(sample_every),
-            window,
+            at,
             "cclab-emulator",
         ),
         (None, None) => unreachable!("TUN mode has hosts"),
@@ -300,9 +311,9 @@ pub fn run_with(
     let mut fin = fin?;
     if let Some(h) = &hosts {
         fin.stats.rps_cpus = h.rps_cpus();
-        fin.stats.host_udp = [&h.a, &h.b]
+        fin.stats.hosts = [&h.a, &h.b]
             .iter()
-            .filter_map(|host| host.udp_counters().ok())
+            .filter_map(|host| host.counters().ok())
             .collect();
     }
     drop(hosts);

@@ -601,6 +601,13 @@ pub fn set_rps_cpus(ns: &Netns, dev: &str, mask: u64) -> io::Result<()> {
 /// sender's ACK processing (SACK scoreboard walks of a 3 000-packet window, new transmissions) for every
 /// ACK, in stretches of milliseconds. Measured at 1 Gbit/s, kernel cubic, 20 ms, BDP buffer (6 s runs):
 /// write lateness p99 98–1 001 µs and p99.9 up to 3.8 ms without; 13–17 µs and 26–370 µs with.
+///
+/// DECISION: only for runs above [`LAYOUT_ABOVE_BPS`] ([`CpuLayout::for_rate`]). Confining every
+/// endpoint to the other CPU costs slower links: a forward and a reverse NewReno flow at 20 Mbit/s (four
+/// endpoint threads and both stacks on one CPU) got 13.6 / 13.5 Mbit/s and a mean RTT of 63 ms,
+/// against 15.7 / 15.9 and 52 ms with the layout off (the simulator: 16.8 / 16.8). Up to 200 Mbit/s
+/// (the limit before the layout, where every accuracy figure of this crate was measured) a run keeps
+/// the shared placement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CpuLayout {
     /// The emulator thread's CPU.
@@ -610,9 +617,17 @@ pub struct CpuLayout {
 }
 
 impl CpuLayout {
-    /// The layout for this process: None with fewer than two usable CPUs (nothing to separate), or
+    /// The layout of a run whose fastest link is `rate_bps`: [`CpuLayout::available`] above
+    /// [`LAYOUT_ABOVE_BPS`], else None.
+    pub fn for_rate(rate_bps: f64) -> Option<CpuLayout> {
+        (rate_bps > LAYOUT_ABOVE_BPS)
+            .then(CpuLayout::available)
+            .flatten()
+    }
+
+    /// The layout this machine allows: None with fewer than two usable CPUs (nothing to separate), or
     /// when `CCLAB_NET_PIN=0` is set. The emulator takes the lowest usable CPU. Computed once.
-    pub fn get() -> Option<CpuLayout> {
+    pub fn available() -> Option<CpuLayout> {
         static LAYOUT: std::sync::OnceLock<Option<CpuLayout>> = std::sync::OnceLock::new();
         *LAYOUT.get_or_init(|| {
             if std::env::var_os("CCLAB_NET_PIN").is_some_and(|v| v == "0") {
@@ -641,14 +656,17 @@ impl CpuLayout {
     }
 }
 
+/// Runs above this rate take the [`CpuLayout`] (see its DECISION).
+pub const LAYOUT_ABOVE_BPS: f64 = 200e6;
+
 /// Keeps the calling thread off the emulator's CPU until dropped, then restores its affinity: a run's
 /// own thread samples the flows every 100 ms and must not take the emulator's CPU, but the caller (a
 /// test harness, a Python process's thread) keeps its placement afterwards.
 pub struct OffEmulatorCpu(Option<libc::cpu_set_t>);
 
 impl OffEmulatorCpu {
-    pub fn enter() -> OffEmulatorCpu {
-        let Some(l) = CpuLayout::get() else {
+    pub fn enter(layout: Option<CpuLayout>) -> OffEmulatorCpu {
+        let Some(l) = layout else {
             return OffEmulatorCpu(None);
         };
         // SAFETY: cpu_set_t is plain old data; the calls affect only this thread.
@@ -671,7 +689,8 @@ impl Drop for OffEmulatorCpu {
     }
 }
 
-fn set_affinity(mask: u64) -> bool {
+/// Restricts the calling thread to the CPUs of `mask`; returns whether the kernel accepted it.
+pub fn set_affinity(mask: u64) -> bool {
     // SAFETY: cpu_set_t is plain old data; the call affects only this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -680,16 +699,4 @@ fn set_affinity(mask: u64) -> bool {
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     }
-}
-
-/// Puts the calling thread where [`CpuLayout`] says `role` runs (no-op without a layout). Returns
-/// whether the thread was pinned.
-pub fn place_thread(role: Role) -> bool {
-    let Some(l) = CpuLayout::get() else {
-        return false;
-    };
-    set_affinity(match role {
-        Role::Emulator => 1u64 << l.emulator,
-        Role::Endpoint => l.others,
-    })
 }

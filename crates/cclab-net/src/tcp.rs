@@ -208,7 +208,6 @@ pub fn bulk_send(
 ) -> io::Result<()> {
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
     sys::raise_priority(sys::Role::Endpoint);
-    sys::place_thread(sys::Role::Endpoint);
     let chunk = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -240,7 +239,6 @@ pub fn bulk_send(
 pub fn sink(l: TcpListener, stop: &AtomicBool, received: &AtomicU64) -> io::Result<()> {
     l.set_nonblocking(true)?;
     sys::raise_priority(sys::Role::Endpoint);
-    sys::place_thread(sys::Role::Endpoint);
     let mut s = loop {
         if stop.load(Ordering::Relaxed) {
             return Ok(());

@@ -125,14 +125,27 @@ fn blast(
     dur: Duration,
     buffer: u32,
 ) -> (Vec<u64>, emulator::Finished) {
-    let hosts = Dumbbell::create().unwrap();
+    // A run at this rate would take the CPU layout (sys::CpuLayout): so does this test.
+    let layout = sys::CpuLayout::for_rate(rate);
+    let hosts = Dumbbell::create_with(layout.map(|l| l.others)).unwrap();
     let emu = Emulator::new(
         LinkConfig::droptail(rate, 5 * NS_PER_MS, buffer),
         LinkConfig::droptail(rate, 5 * NS_PER_MS, buffer),
         1,
     )
     .unwrap();
-    let run = emulator::spawn(emu, hosts.tuns(), Clock::start(), None);
+    let at = emulator::Placement {
+        window: None,
+        cpu: layout.map(|l| l.emulator),
+    };
+    let run = emulator::spawn_on(
+        emu,
+        emulator::Tuns(hosts.tuns()),
+        Clock::start(),
+        None,
+        at,
+        "cclab-emulator",
+    );
     let rx = bind_in(&hosts.b, 9100);
     sys::setsockopt_int(rx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).unwrap();
     sys::setsockopt_int(
@@ -146,7 +159,7 @@ fn blast(
     let payload = vec![0u8; ip_bytes - 28];
     let rx_fd = rx.as_raw_fd();
     // The blasting threads stay off the emulator's CPU, as a run's endpoints do (sys::CpuLayout).
-    let _placed = sys::OffEmulatorCpu::enter();
+    let _placed = sys::OffEmulatorCpu::enter(layout);
     let rx_thread = std::thread::spawn(move || {
         let _keep = rx;
         let mut ts = Vec::new();

@@ -119,7 +119,7 @@ fn one_gigabit_per_second_kernel_cubic_and_our_newreno() {
             e.window_late_p99_ns <= 100_000,
             format_args!("{cc}: lateness p99 {} ns", e.window_late_p99_ns),
         );
-        if cclab_net::sys::CpuLayout::get().is_some() {
+        if cclab_net::sys::CpuLayout::available().is_some() {
             assert!(
                 e.cpu.is_some() && !e.rps_cpus.is_empty(),
                 "{:?} {:?}",

@@ -178,3 +178,41 @@ fn cubic_tcp_friendly_region_engages_on_a_short_rtt_low_bdp_path() {
         "loss events: friendly {loss_on}, cubic-only {loss_off}"
     );
 }
+
+/// Regression: a slow-start overshoot whose recovery outlives its `recover` point, on a 50 Mbit/s,
+/// 40 ms path with a one-BDP buffer. New data sent during that recovery lies above `recover`; some of
+/// it was lost, resent, and lost again at the still-full queue. Recovery ended when the cumulative ACK
+/// passed `recover`, and the transport then forgot every retransmission it was watching, so those
+/// waited for the RTO. Through `cclab run` (CUBIC with HyStart++, overshoot to 585 packets): 47 such
+/// packets, 1 timeout, the window from 288 to 6.5 packets, 43.8 instead of 48.27 Mbit/s over 3–8 s.
+/// This test's dumbbell hits the same timeout (1 before the fix, 0 after). Watching the
+/// retransmissions above the cumulative ACK past the end of recovery repairs them in the next episode.
+#[test]
+fn lost_retransmissions_above_recover_are_found_after_recovery_ends() {
+    let rate = 50e6;
+    let mut spec = dumbbell(
+        rate,
+        bdp_pkts(rate, 0.04),
+        "droptail",
+        vec![flow("cubic", 0.04, 0)],
+        8.0,
+        1,
+    );
+    spec.measure = [3.0, 8.0];
+    let r = run(&spec);
+    let f = &r.flows[0];
+    eprintln!(
+        "cubic 50 Mbit/s: goodput {:.2} Mbit/s, timeouts {}, fast recoveries {}",
+        f.goodput_bps / 1e6,
+        f.timeouts,
+        f.fast_recoveries
+    );
+    assert_eq!(f.timeouts, 0);
+    // Deterministic; 1 % below the ceiling is the margin for a changed loss pattern that still
+    // repairs everything without a timeout.
+    assert!(
+        f.goodput_bps > 0.99 * rate * 1448.0 / 1500.0,
+        "{}",
+        f.goodput_bps
+    );
+}

@@ -164,8 +164,13 @@ impl LossRecovery {
         if board.snd_una() >= self.recover {
             self.phase = Phase::Open;
             self.inflation = 0;
-            // Every retransmission of the episode lies below `recover`, now acknowledged.
-            self.retx_fences.clear();
+            // Retransmissions below `recover` are acknowledged now; those above it stay watched. New
+            // data sent during the recovery lies above `recover`, and when it was lost it was resent
+            // in the same episode: clearing every fence here left those retransmissions, when lost
+            // again, to the RTO (CUBIC's slow-start overshoot at 50 Mbit/s, 40 ms, BDP buffer: 47 of
+            // them, 1 RTO and 43.8 instead of 48.0 Mbit/s).
+            let una = board.snd_una();
+            self.retx_fences.retain(|f| f.seq >= una);
             return true;
         }
         if cum_advanced && self.phase == Phase::Fast {

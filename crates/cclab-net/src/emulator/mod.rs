@@ -35,9 +35,9 @@ pub struct LoopStats {
     /// The CPUs the hosts' network stacks were steered to (RPS on both TUN devices); empty: none, the
     /// loop's writes ran the receiving stack in its own context (loopback mode always).
     pub rps_cpus: Vec<usize>,
-    /// The hosts' UDP counters at the end of the run, A then B ([`crate::hosts::Host::udp_counters`];
-    /// namespace mode): `RcvbufErrors` and `InErrors` are packets lost inside a host, not on the link.
-    pub host_udp: Vec<std::collections::BTreeMap<String, u64>>,
+    /// The hosts' own counters at the end of the run, A then B ([`crate::hosts::Host::counters`];
+    /// namespace mode): packets lost inside a host, not on the link.
+    pub hosts: Vec<std::collections::BTreeMap<String, u64>>,
     pub packets_read: u64,
     pub packets_written: u64,
     /// Writes the receiving host's kernel refused (its backlog was full): counted, not retried. In
@@ -121,6 +121,8 @@ pub struct LoopControl<'a> {
     pub sample_every: Option<Nanos>,
     /// The measure window on the run clock ([`LoopStats::window_late_p99_ns`]); None: the whole run.
     pub window: Option<[Nanos; 2]>,
+    /// The CPU to pin the loop to ([`sys::CpuLayout`]); None: not pinned.
+    pub cpu: Option<usize>,
     /// Longest busy-wait before a deadline (ns). DECISION: a vCPU that went idle wakes ~100–150 µs after
     /// its timer on this machine kind (measured: mean write lateness 127 µs on an idle link, 21 µs on a
     /// busy one). The loop therefore arms its timer early by the mean oversleep seen so far (at most
@@ -184,9 +186,7 @@ pub fn drive<P: Ports>(
     sys::set_timer_slack_1ns();
     let mut st = LoopStats {
         priority_raised: sys::raise_priority(sys::Role::Emulator),
-        cpu: sys::place_thread(sys::Role::Emulator)
-            .then(|| sys::CpuLayout::get().map(|l| l.emulator))
-            .flatten(),
+        cpu: ctl.cpu.filter(|&c| sys::set_affinity(1 << c)),
         ..LoopStats::default()
     };
     let mut timer = sys::TimerFd::new()?;
@@ -339,7 +339,22 @@ pub fn spawn(
     clock: Clock,
     sample_every: Option<Nanos>,
 ) -> Running {
-    spawn_on(emu, Tuns(tuns), clock, sample_every, None, "cclab-emulator")
+    spawn_on(
+        emu,
+        Tuns(tuns),
+        clock,
+        sample_every,
+        Placement::default(),
+        "cclab-emulator",
+    )
+}
+
+/// Where and over what a loop runs: its CPU ([`LoopControl::cpu`]) and the measure window
+/// ([`LoopControl::window`]); the default is neither.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Placement {
+    pub window: Option<[Nanos; 2]>,
+    pub cpu: Option<usize>,
 }
 
 /// Starts [`drive`] over `ports` on a thread named `name`, sampling both links every `sample_every`.
@@ -348,7 +363,7 @@ pub fn spawn_on<P: Ports + Send + 'static>(
     mut ports: P,
     clock: Clock,
     sample_every: Option<Nanos>,
-    window: Option<[Nanos; 2]>,
+    at: Placement,
     name: &str,
 ) -> Running {
     let stop = Arc::new(AtomicBool::new(false));
@@ -361,7 +376,8 @@ pub fn spawn_on<P: Ports + Send + 'static>(
                 stop: &s2,
                 end: None,
                 sample_every,
-                window,
+                window: at.window,
+                cpu: at.cpu,
                 spin_max: DEFAULT_SPIN_MAX,
             };
             let stats = drive(&mut emu, &mut ports, &clock, ctl, |t, e| {

@@ -183,5 +183,12 @@ fn v4(s: &UdpSocket) -> io::Result<SocketAddrV4> {
 
 /// Starts the relay on a thread (the loopback counterpart of [`super::spawn`]).
 pub fn spawn(emu: Emulator, relay: Relay, clock: Clock, sample_every: Option<Nanos>) -> Running {
-    super::spawn_on(emu, relay, clock, sample_every, None, "cclab-relay")
+    super::spawn_on(
+        emu,
+        relay,
+        clock,
+        sample_every,
+        super::Placement::default(),
+        "cclab-relay",
+    )
 }
