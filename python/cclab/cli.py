@@ -520,7 +520,9 @@ def _print_net_table(s: dict, verbose: bool = False) -> None:
     link, emu = s["links"][0], s["net"]["emulator"]
     click.echo(f"Jain {s['jain']:.3f}, utilisation {link['utilization']:.3f}, drops {link['drops']}, "
                f"mean queue {link['mean_queue_pkts']:.1f} pkts; wall {s['net']['wall_s']:.2f} s, "
-               f"emulator lateness mean {emu['late_mean_ns'] / 1e3:.0f} µs, p99 {emu['late_p99_ns'] / 1e3:.0f} µs"
+               # over the window, what the results come from (older results have only the whole run's)
+               f"emulator lateness mean {emu.get('window_late_mean_ns', emu['late_mean_ns']) / 1e3:.0f} µs, "
+               f"p99 {emu.get('window_late_p99_ns', emu['late_p99_ns']) / 1e3:.0f} µs"
                + ("" if emu.get("priority_raised") else " (priority not raised: as root, timing is exact on a busy machine)"))
     for w in s.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
