@@ -70,6 +70,21 @@ fn kernel_cubic_fills_the_emulated_link() {
         f.mean_rtt
     );
     assert!(f.series.t.len() >= 35, "samples: {}", f.series.t.len());
+    // At 50 Mbit/s the run keeps the shared CPU placement (sys::CpuLayout applies above 200 Mbit/s),
+    // and neither host's stack dropped anything the link counters would not show.
+    let e = &r.net.emulator;
+    assert!(
+        e.cpu.is_none() && e.rps_cpus.is_empty(),
+        "{:?} {:?}",
+        e.cpu,
+        e.rps_cpus
+    );
+    assert_eq!(e.hosts.len(), 2);
+    for h in &e.hosts {
+        for k in ["udp.RcvbufErrors", "tun.tx_dropped", "tun.rx_dropped"] {
+            assert_eq!(h.get(k), Some(&0), "{k} in {h:?}");
+        }
+    }
 }
 
 /// The datapath's limit: 1 Gbit/s, RTT 20 ms, BDP buffer (1 667 packets), kernel cubic and our
