@@ -33,16 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 import cclab.net as net  # noqa: E402
+from cclab.units import parse_rate  # noqa: E402
 
 PAYLOAD = {"kernel": 1448.0, "ours": 1440.0}
-
-
-def rate_bps(rate: str) -> float:
-    units = {"Gbps": 1e9, "Mbps": 1e6}
-    for u, m in units.items():
-        if rate.endswith(u):
-            return float(rate[: -len(u)]) * m
-    raise ValueError(rate)
 
 
 def one(rate: str, cc: str, duration: float) -> dict:
@@ -54,7 +47,7 @@ def one(rate: str, cc: str, duration: float) -> dict:
     t1 = os.times()
     cpu = (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
     f, link, e = s["flows"][0], s["links"][0], s["net"]["emulator"]
-    r = rate_bps(rate)
+    r = parse_rate(rate)
     ceiling = r * PAYLOAD["kernel" if cc.startswith("kernel:") else "ours"] / 1500.0
     carried_gbit = link["utilization"] * r * duration / 1e9
     return {"goodput": f["goodput_bps"], "ceiling": ceiling, "util": link["utilization"],

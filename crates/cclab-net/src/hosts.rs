@@ -24,8 +24,9 @@ pub const TXQLEN: i32 = 10_000;
 /// The hosts' ephemeral port range: above the flow ports [`crate::plan::BASE_PORT`]`..+64`.
 pub const EPHEMERAL_PORTS: &str = "41000 60999";
 /// Kernel TCP's socket-buffer autotuning bounds in each host (min, default, max bytes): Linux's min and
-/// default, a 256 MB max (a BDP of 200 Mbit/s, the datapath's limit, × a 1 s RTT × BBR's Startup gain
-/// 2.89 is 72 MB; memory is taken only as a window grows).
+/// default, a 256 MB max (set when the datapath's limit was 200 Mbit/s: its BDP × a 1 s RTT × BBR's
+/// Startup gain 2.89 is 72 MB; at today's 1 Gbit/s limit the same covers RTTs up to 0.7 s; memory is
+/// taken only as a window grows).
 pub const TCP_WMEM: &str = "4096 16384 268435456";
 pub const TCP_RMEM: &str = "4096 131072 268435456";
 
@@ -109,10 +110,8 @@ impl Host {
         }
         // "cclab0: rx_bytes rx_packets rx_errs rx_drop ... (8 rx fields) tx_bytes tx_packets tx_errs
         // tx_drop ..."
-        if let Some(line) = dev
-            .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{TUN_NAME}:")))
-        {
+        let tun_row = format!("{TUN_NAME}:");
+        if let Some(line) = dev.lines().find(|l| l.trim_start().starts_with(&tun_row)) {
             let f: Vec<u64> = line
                 .split_once(':')
                 .map_or("", |(_, r)| r)
@@ -156,7 +155,7 @@ impl Dumbbell {
     /// The CPUs both hosts' stacks are steered to (empty unless both are).
     pub fn rps_cpus(&self) -> Vec<usize> {
         match (self.a.rps, self.b.rps) {
-            (Some(a), Some(b)) if a == b => (0..64).filter(|c| a >> c & 1 == 1).collect(),
+            (Some(a), Some(b)) if a == b => sys::cpus_of(a).collect(),
             _ => Vec::new(),
         }
     }

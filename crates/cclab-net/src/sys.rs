@@ -633,26 +633,17 @@ impl CpuLayout {
             if std::env::var_os("CCLAB_NET_PIN").is_some_and(|v| v == "0") {
                 return None;
             }
-            // SAFETY: cpu_set_t is plain old data; pid 0 is the calling thread.
-            let cpus: Vec<usize> = unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0
-                {
-                    return None;
-                }
-                (0..64).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
-            };
+            let set = thread_affinity()?;
+            // SAFETY: CPU_ISSET reads a set sched_getaffinity filled.
+            let cpus: Vec<usize> = (0..64)
+                .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                .collect();
             let (&emulator, rest) = cpus.split_first()?;
             (!rest.is_empty()).then(|| CpuLayout {
                 emulator,
                 others: rest.iter().fold(0, |m, &c| m | 1 << c),
             })
         })
-    }
-
-    /// The CPUs of `others`, in order (for the summary).
-    pub fn other_cpus(&self) -> Vec<usize> {
-        (0..64).filter(|c| self.others >> c & 1 == 1).collect()
     }
 }
 
@@ -669,14 +660,8 @@ impl OffEmulatorCpu {
         let Some(l) = layout else {
             return OffEmulatorCpu(None);
         };
-        // SAFETY: cpu_set_t is plain old data; the calls affect only this thread.
-        unsafe {
-            let mut old: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
-                return OffEmulatorCpu(None);
-            }
-            OffEmulatorCpu(set_affinity(l.others).then_some(old))
-        }
+        let old = thread_affinity();
+        OffEmulatorCpu(old.filter(|_| set_affinity(l.others)))
     }
 }
 
@@ -694,9 +679,24 @@ pub fn set_affinity(mask: u64) -> bool {
     // SAFETY: cpu_set_t is plain old data; the call affects only this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for c in (0..64).filter(|c| mask >> c & 1 == 1) {
+        for c in cpus_of(mask) {
             libc::CPU_SET(c, &mut set);
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     }
+}
+
+/// The calling thread's CPU set, if the kernel tells it.
+fn thread_affinity() -> Option<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain old data; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then_some(set)
+    }
+}
+
+/// The CPUs of a mask (bit c = CPU c), in order.
+pub fn cpus_of(mask: u64) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |c| mask >> c & 1 == 1)
 }

@@ -51,64 +51,70 @@ pub struct LoopStats {
     pub late_mean_ns: f64,
     pub late_p99_ns: u64,
     pub late_max_ns: u64,
-    /// The same over the measure window only ([`LoopControl::window`]; the whole run without one).
+    /// The same over the measure window only ([`Placement::window`]; the whole run without one).
     /// What a run's results were computed from, without start-up (and, in a test suite, the kernel's
     /// deferred tear-down of the previous run's namespaces, which took the p99 of the first second of a
     /// 1 Gbit/s run from 16 to 165–285 µs).
     pub window_late_mean_ns: f64,
     pub window_late_p99_ns: u64,
+    /// Lateness of every write, and of the writes in the window.
     #[serde(skip)]
-    late_sum: u128,
+    late: Lateness,
     #[serde(skip)]
-    window_late: Vec<u64>,
-    #[serde(skip)]
-    window_late_sum: u128,
+    window_late: Lateness,
     /// This loop's stalls ([`crate::disturbance`]; reported with the other threads' in `net.stalls`).
     #[serde(skip)]
     pub stalls: StallLog,
-    /// Histogram of lateness in 1 µs buckets up to 1 ms (last bucket: ≥ 1 ms).
-    #[serde(skip)]
-    late_hist: Vec<u64>,
 }
 
 impl LoopStats {
     fn record_lateness(&mut self, late: Nanos, in_window: bool) {
-        if self.late_hist.is_empty() {
-            self.late_hist = vec![0; 1001];
-            self.window_late = vec![0; 1001];
-        }
-        self.late_sum += late as u128;
         self.late_max_ns = self.late_max_ns.max(late);
-        let b = ((late / 1000) as usize).min(1000);
-        self.late_hist[b] += 1;
+        self.late.record(late);
         if in_window {
-            self.window_late_sum += late as u128;
-            self.window_late[b] += 1;
+            self.window_late.record(late);
         }
     }
 
     fn finish(&mut self) {
-        (self.late_mean_ns, self.late_p99_ns) = mean_p99(&self.late_hist, self.late_sum);
-        (self.window_late_mean_ns, self.window_late_p99_ns) =
-            mean_p99(&self.window_late, self.window_late_sum);
+        (self.late_mean_ns, self.late_p99_ns) = self.late.mean_p99();
+        (self.window_late_mean_ns, self.window_late_p99_ns) = self.window_late.mean_p99();
     }
 }
 
-/// Mean and 99th percentile (bucket upper bound) of a 1 µs lateness histogram with sum `sum` (ns).
-fn mean_p99(hist: &[u64], sum: u128) -> (f64, u64) {
-    let n: u64 = hist.iter().sum();
-    if n == 0 {
-        return (0.0, 0);
-    }
-    let target = (n as f64 * 0.99).ceil() as u64;
-    let mut acc = 0;
-    for (i, c) in hist.iter().enumerate() {
-        acc += c;
-        if acc >= target {
-            return (sum as f64 / n as f64, (i as u64 + 1) * 1000);
+/// Write lateness in 1 µs buckets up to 1 ms (last bucket: ≥ 1 ms), and its sum (ns).
+#[derive(Clone, Debug, Default)]
+struct Lateness {
+    hist: Vec<u64>,
+    sum: u128,
+}
+
+impl Lateness {
+    fn record(&mut self, late: Nanos) {
+        if self.hist.is_empty() {
+            self.hist = vec![0; 1001];
         }
+        self.sum += late as u128;
+        self.hist[((late / 1000) as usize).min(1000)] += 1;
     }
-    (sum as f64 / n as f64, hist.len() as u64 * 1000)
+
+    /// Mean and 99th percentile (bucket upper bound), ns; zeros without samples.
+    fn mean_p99(&self) -> (f64, u64) {
+        let n: u64 = self.hist.iter().sum();
+        if n == 0 {
+            return (0.0, 0);
+        }
+        let mean = self.sum as f64 / n as f64;
+        let target = (n as f64 * 0.99).ceil() as u64;
+        let mut acc = 0;
+        for (i, c) in self.hist.iter().enumerate() {
+            acc += c;
+            if acc >= target {
+                return (mean, (i as u64 + 1) * 1000);
+            }
+        }
+        (mean, self.hist.len() as u64 * 1000)
+    }
 }
 
 /// What ends the loop and how often to sample.
@@ -119,10 +125,8 @@ pub struct LoopControl<'a> {
     pub end: Option<Nanos>,
     /// Call the sampler every this often.
     pub sample_every: Option<Nanos>,
-    /// The measure window on the run clock ([`LoopStats::window_late_p99_ns`]); None: the whole run.
-    pub window: Option<[Nanos; 2]>,
-    /// The CPU to pin the loop to ([`sys::CpuLayout`]); None: not pinned.
-    pub cpu: Option<usize>,
+    /// Its CPU and measure window.
+    pub at: Placement,
     /// Longest busy-wait before a deadline (ns). DECISION: a vCPU that went idle wakes ~100–150 µs after
     /// its timer on this machine kind (measured: mean write lateness 127 µs on an idle link, 21 µs on a
     /// busy one). The loop therefore arms its timer early by the mean oversleep seen so far (at most
@@ -186,7 +190,7 @@ pub fn drive<P: Ports>(
     sys::set_timer_slack_1ns();
     let mut st = LoopStats {
         priority_raised: sys::raise_priority(sys::Role::Emulator),
-        cpu: ctl.cpu.filter(|&c| sys::set_affinity(1 << c)),
+        cpu: ctl.at.cpu.filter(|&c| sys::set_affinity(1 << c)),
         ..LoopStats::default()
     };
     let mut timer = sys::TimerFd::new()?;
@@ -206,7 +210,7 @@ pub fn drive<P: Ports>(
             if ports.write(dir, &buf)? {
                 st.packets_written += 1;
                 let t = clock.now();
-                let in_window = ctl.window.is_none_or(|[a, b]| (a..b).contains(&t));
+                let in_window = ctl.at.window.is_none_or(|[a, b]| (a..b).contains(&t));
                 st.record_lateness(t.saturating_sub(due), in_window);
             } else {
                 st.tun_write_drops += 1;
@@ -349,11 +353,12 @@ pub fn spawn(
     )
 }
 
-/// Where and over what a loop runs: its CPU ([`LoopControl::cpu`]) and the measure window
-/// ([`LoopControl::window`]); the default is neither.
+/// Where and over what a loop runs; the default is neither a CPU nor a window.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Placement {
+    /// The measure window on the run clock ([`LoopStats::window_late_p99_ns`]); None: the whole run.
     pub window: Option<[Nanos; 2]>,
+    /// The CPU to pin the loop to ([`sys::CpuLayout`]); None: not pinned.
     pub cpu: Option<usize>,
 }
 
@@ -376,8 +381,7 @@ pub fn spawn_on<P: Ports + Send + 'static>(
                 stop: &s2,
                 end: None,
                 sample_every,
-                window: at.window,
-                cpu: at.cpu,
+                at,
                 spin_max: DEFAULT_SPIN_MAX,
             };
             let stats = drive(&mut emu, &mut ports, &clock, ctl, |t, e| {
