@@ -179,6 +179,7 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone(l) => self.tx_done(l as usize),
