@@ -4,6 +4,7 @@
 Scenarios (results and targets in docs/performance.md):
   a: 10 NewReno flows, 100 Mbit/s, 100 ms RTT, BDP buffer, 60 s
   b: 100 NewReno flows at 622 Mbit/s (30 at 16 ms, 50 at 60 ms, 20 at 180 ms), 500-packet buffer, 100 s
+  c: 20 NewReno flows, 200 Mbit/s, 50 ms RTT, 500-packet buffer, 30 s (a dumbbell nobody tuned the engine for)
   b-fq_codel: b with an FQ-CoDel bottleneck (ns-3: FqCoDelQueueDisc), the cost of flow queueing
   b-bbr: b with BBR flows (ns-3: TcpBbr), the cost of delivery-rate sampling, pacing and BBR's model
   a-copa: a with Copa flows (no ns-3 counterpart: cclab alone; not b, where 100 Copa flows in a
@@ -37,6 +38,7 @@ SCENARIOS = {
     # ns3_duration: simulated seconds of the ns-3 comparison runs (ns-3 needs ~1 min per 10^6 packets here).
     "a": {"rate": "100Mbps", "buffer": "BDP", "duration": 60.0, "groups": [(10, 100)], "ns3_duration": 10.0},
     "b": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)], "ns3_duration": 3.0},
+    "c": {"rate": "200Mbps", "buffer": 500, "duration": 30.0, "groups": [(20, 50)], "ns3_duration": 10.0},
     "b-fq_codel": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],
                    "ns3_duration": 3.0, "queue": "fq_codel"},
     "b-bbr": {"rate": "622Mbps", "buffer": 500, "duration": 100.0, "groups": [(30, 16), (50, 60), (20, 180)],

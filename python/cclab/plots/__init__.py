@@ -56,6 +56,8 @@ def write_plots(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, out: Pa
     paths = []
     for name, build in FIGURES.items():
         p = out / name
-        build(v).savefig(p)
+        # zlib level 1 instead of Pillow's 6: 10 ms instead of 60 ms for the five figures of a run, for
+        # files 12 % larger (691 KB against 618 KB; measured 2026-11-26). Decoded pixels are identical.
+        build(v).savefig(p, pil_kwargs={"compress_level": 1})
         paths.append(p)
     return paths
