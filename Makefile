@@ -79,6 +79,7 @@ test: setup
 
 bench: build
 	$(PY) bench/run.py
+	$(PY) bench/whole_process.py
 	$(PY) bench/short_flows.py
 	$(PY) bench/emulator_rate.py
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""`cclab run` as a whole process against ns-3 as a whole process, on the same 30 s scenario, in one run
+(docs/performance.md, "The whole process"; issue targets: ≥ 40× ns-3 with `cclab run`, and
+`cclab run --no-plots` on a 1 s scenario in < 0.5 s).
+
+Scenario: bench (a) for 30 s (10 NewReno flows, 100 Mbit/s, 100 ms, BDP buffer). Timed, `--repeat`
+times each, alternating so that a drift of the machine's speed hits all commands alike: `cclab run`
+(summary, Parquet, the five PNG figures), `cclab run --no-plots`, ns-3 3.37 (validation/ns3/dumbbell.cc)
+simulating the same 30 s, and `cclab run --no-plots` on a 1 s, 2-flow, 100 Mbit/s, 40 ms dumbbell.
+Prints medians (min–max), peak RSS and the ratios.
+
+    .venv/bin/python bench/whole_process.py [--repeat 5] [--no-ns3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import CCLAB, NS3_CC, ROOT, SCENARIOS, timed, toml_for  # bench/ is not a package
+
+DURATION = 30.0
+ONE_SECOND = """name = "bench-one-second"
+duration = "1s"
+seed = 1
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "100Mbps"
+buffer = "BDP"
+[[flows]]
+cc = "newreno"
+count = 2
+rtt = "40ms"
+"""
+TARGET_RATIO = 40.0
+TARGET_ONE_SECOND_S = 0.5
+
+
+def ns3_command(cfg: dict, duration: float) -> list[str]:
+    binary = subprocess.run([str(ROOT / "validation" / "build_ns3.sh")], check=True, capture_output=True,
+                            text=True).stdout.strip().splitlines()[-1]
+    rtts = ",".join(str(rtt) for n, rtt in cfg["groups"] for _ in range(n))
+    return [binary, f"--rate={cfg['rate']}", f"--rtts={rtts}", "--buffer=0", f"--duration={duration}",
+            "--queue=droptail", f"--cc={NS3_CC['newreno']}", f"--measureStart={min(10.0, duration / 2)}",
+            "--startSpread=1"]
+
+
+def summary(samples: list[tuple[float, int]]) -> dict:
+    walls = [w for w, _ in samples]
+    return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
+            "peak_rss_mb": max(r for _, r in samples) / 1024, "runs": len(walls)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-ns3", action="store_true")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    args = ap.parse_args()
+    if not CCLAB.exists():
+        print("run `make build` first", file=sys.stderr)
+        return 2
+    cfg = SCENARIOS["a"]
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        (tmp / "a30.toml").write_text(toml_for("a30", cfg, DURATION))
+        (tmp / "one.toml").write_text(ONE_SECOND)
+        commands = {
+            "cclab run": [str(CCLAB), "run", str(tmp / "a30.toml"), "--out", str(tmp / "o1"), "-q"],
+            "cclab run --no-plots": [str(CCLAB), "run", str(tmp / "a30.toml"), "--out", str(tmp / "o2"), "-q",
+                                     "--no-plots"],
+            "cclab run --no-plots, 1 s": [str(CCLAB), "run", str(tmp / "one.toml"), "--out", str(tmp / "o3"), "-q",
+                                          "--no-plots"],
+        }
+        if not args.no_ns3:
+            commands["ns-3"] = ns3_command(cfg, DURATION)
+        # One unmeasured run of each first: file caches, ns-3's build check.
+        for cmd in commands.values():
+            timed(cmd)
+        samples: dict[str, list[tuple[float, int]]] = {k: [] for k in commands}
+        for _ in range(args.repeat):
+            for name, cmd in commands.items():
+                wall, rss, _ = timed(cmd)
+                samples[name].append((wall, rss))
+    report = {name: summary(s) for name, s in samples.items()}
+    for name, r in report.items():
+        print(f"[whole process] {name}: {r['median_s']:.3f} s ({r['min_s']:.3f}–{r['max_s']:.3f}), "
+              f"peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
+    one = report["cclab run --no-plots, 1 s"]["median_s"]
+    print(f"[whole process] 1 s scenario with --no-plots: {one:.3f} s (target < {TARGET_ONE_SECOND_S} s: "
+          f"{'met' if one < TARGET_ONE_SECOND_S else 'NOT met'})")
+    if "ns-3" in report:
+        ns = report["ns-3"]["median_s"]
+        for name in ("cclab run", "cclab run --no-plots"):
+            ratio = ns / report[name]["median_s"]
+            report[name]["ns3_ratio"] = ratio
+            print(f"[whole process] {DURATION:g} s of 100 Mbit/s, ns-3 ÷ {name}: {ratio:.1f}x "
+                  f"(target ≥ {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'NOT met'})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "whole_process.json").write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
