@@ -109,6 +109,9 @@ impl ReceiverMachine for Receiver {
     fn rejected_pkts(&self) -> u64 {
         Receiver::rejected_pkts(self)
     }
+    fn must_ack_before_more(&self) -> bool {
+        Receiver::must_ack_before_more(self)
+    }
 }
 
 /// The receiver side of the transport's driver contract.
@@ -121,6 +124,10 @@ pub trait ReceiverMachine {
     /// Data segments the machine refused (outside its window, oversized).
     fn rejected_pkts(&self) -> u64 {
         0
+    }
+    /// The ready ACK must be sent before the next arrival is handled ([`Receiver::must_ack_before_more`]).
+    fn must_ack_before_more(&self) -> bool {
+        false
     }
 }
 
@@ -304,6 +311,9 @@ pub fn run_receiver<R: ReceiverMachine>(
                         .is_some_and(|t| t & crate::ip::ECN_MASK == crate::ip::ECN_CE);
                     peer = meta.from.or(peer);
                     m.handle_data(now, &d);
+                    if m.must_ack_before_more() {
+                        send_acks(m, sock, flow_id, peer, now, &mut tx)?;
+                    }
                 }
                 _ => {
                     probe.malformed.fetch_add(1, Ordering::Relaxed);
@@ -314,21 +324,7 @@ pub fn run_receiver<R: ReceiverMachine>(
         if m.poll_timeout().is_some_and(|t| t <= now) {
             m.handle_timeout(now);
         }
-        while let Some(a) = m.poll_ack(now) {
-            let Some(to) = peer else { break };
-            let r = Repr {
-                flow_id,
-                body: Body::Ack(a),
-            };
-            tx.resize(r.buffer_len(), 0);
-            r.emit(&mut crate::wire::Packet::new_unchecked(&mut tx[..]));
-            match sock.send_to(&tx, to) {
-                Ok(_) => {}
-                // An ACK the socket cannot take now is an ACK lost: later ACKs are cumulative.
-                Err(e) if would_block(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
+        send_acks(m, sock, flow_id, peer, now, &mut tx)?;
         probe
             .delivered
             .store(m.delivered_bytes(), Ordering::Relaxed);
@@ -345,6 +341,33 @@ pub fn run_receiver<R: ReceiverMachine>(
         ];
         due = wait(&mut timer, &mut fds, wake, clock, &mut stalls, now)?;
     }
+}
+
+/// Sends every ACK `m` has ready to `peer` (none before the first datagram told us who that is).
+fn send_acks<R: ReceiverMachine>(
+    m: &mut R,
+    sock: &UdpSocket,
+    flow_id: u32,
+    peer: Option<SocketAddrV4>,
+    now: Nanos,
+    tx: &mut Vec<u8>,
+) -> io::Result<()> {
+    while let Some(a) = m.poll_ack(now) {
+        let Some(to) = peer else { break };
+        let r = Repr {
+            flow_id,
+            body: Body::Ack(a),
+        };
+        tx.resize(r.buffer_len(), 0);
+        r.emit(&mut crate::wire::Packet::new_unchecked(&mut tx[..]));
+        match sock.send_to(&tx[..], to) {
+            Ok(_) => {}
+            // An ACK the socket cannot take now is an ACK lost: later ACKs are cumulative.
+            Err(e) if would_block(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Validates a flow of our transport: known algorithm, valid parameters, a packet size that fits our
