@@ -153,7 +153,8 @@ def main() -> int:
             full = median_of([run_cclab(name, cfg, cfg["duration"], tmp) for _ in range(args.repeat)])
             row = {"cclab_full": full}
             print(f"[{name}] cclab {cfg['duration']:g} s simulated: loop {full['wall_loop_s']:.2f} s, process {full['wall_process_s']:.2f} s, "
-                  f"{full['events_per_s'] / 1e6:.2f} M events/s, {full['packets_per_s_loop'] / 1e6:.2f} M pkts/s (loop), "
+                  f"{full['events_per_s'] / 1e6:.2f} M events/s, {full['packets_per_s_loop'] / 1e6:.2f} M pkts/s (loop, "
+                  f"{1e9 / full['packets_per_s_loop']:.0f} ns per bottleneck packet; target ≤ 250), "
                   f"{full['packets_per_s_process'] / 1e6:.2f} M pkts/s (process), peak RSS {full['peak_rss_mb']:.0f} MB, "
                   f"steal {100 * full['steal']:.1f} %", flush=True)
             if not args.no_ns3 and cfg["ns3_duration"] is not None:
