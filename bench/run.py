@@ -110,14 +110,18 @@ def run_cclab(name: str, cfg: dict, duration: float, tmp: Path) -> dict:
     }
 
 
-def run_ns3(cfg: dict, duration: float) -> dict:
+def ns3_command(cfg: dict, duration: float) -> list[str]:
+    """ns-3 (validation/ns3/dumbbell.cc, built on first use) on scenario ``cfg``'s dumbbell for ``duration`` s."""
     binary = subprocess.run([str(ROOT / "validation" / "build_ns3.sh")], check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     rtts = ",".join(str(rtt) for n, rtt in cfg["groups"] for _ in range(n))
     buf = 0 if cfg["buffer"] == "BDP" else cfg["buffer"]
-    cmd = [binary, f"--rate={cfg['rate']}", f"--rtts={rtts}", f"--buffer={buf}", f"--duration={duration}",
-           f"--queue={cfg.get('queue', 'droptail')}", f"--cc={NS3_CC[cfg.get('cc', 'newreno')]}",
-           f"--measureStart={min(10.0, duration / 2)}", "--startSpread=1"]
-    wall, rss, out = timed(cmd)
+    return [binary, f"--rate={cfg['rate']}", f"--rtts={rtts}", f"--buffer={buf}", f"--duration={duration}",
+            f"--queue={cfg.get('queue', 'droptail')}", f"--cc={NS3_CC[cfg.get('cc', 'newreno')]}",
+            f"--measureStart={min(10.0, duration / 2)}", "--startSpread=1"]
+
+
+def run_ns3(cfg: dict, duration: float) -> dict:
+    wall, rss, out = timed(ns3_command(cfg, duration))
     r = json.loads(out.strip().splitlines()[-1])
     return {
         "wall_process_s": wall, "wall_loop_s": r["wall_s"], "steal": STEAL[-1], "events": r["events"], "packets": r["bottleneck_packets"],

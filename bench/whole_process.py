@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import CCLAB, NS3_CC, ROOT, SCENARIOS, timed, toml_for  # bench/ is not a package
+from run import CCLAB, ROOT, SCENARIOS, ns3_command, timed, toml_for  # bench/ is not a package
 
 DURATION = 30.0
 ONE_SECOND = """name = "bench-one-second"
@@ -40,15 +39,6 @@ rtt = "40ms"
 """
 TARGET_RATIO = 40.0
 TARGET_ONE_SECOND_S = 0.5
-
-
-def ns3_command(cfg: dict, duration: float) -> list[str]:
-    binary = subprocess.run([str(ROOT / "validation" / "build_ns3.sh")], check=True, capture_output=True,
-                            text=True).stdout.strip().splitlines()[-1]
-    rtts = ",".join(str(rtt) for n, rtt in cfg["groups"] for _ in range(n))
-    return [binary, f"--rate={cfg['rate']}", f"--rtts={rtts}", "--buffer=0", f"--duration={duration}",
-            "--queue=droptail", f"--cc={NS3_CC['newreno']}", f"--measureStart={min(10.0, duration / 2)}",
-            "--startSpread=1"]
 
 
 def summary(samples: list[tuple[float, int]]) -> dict:
