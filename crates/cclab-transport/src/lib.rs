@@ -16,6 +16,9 @@
 //! Receiver:
 //! 1. `handle_data(now, &seg)` for each data segment; then loop `poll_ack(now)` until `None`;
 //!    `poll_timeout()` for the delayed-ACK timer and `handle_timeout(now)`.
+//! 2. A driver that handles several segments before it polls (one ACK for a batch read from a socket)
+//!    must poll whenever `must_ack_before_more()` is true: otherwise SACK ranges can go unreported and
+//!    the sender retransmits data that arrived.
 
 mod app;
 pub mod config;
