@@ -37,6 +37,9 @@ pub(super) struct Link {
     pub(super) loss: f64,
     pub(super) loss_data_only: bool,
     pub(super) schedule: Vec<(Nanos, f64)>,
+    /// The last packet size serialised and its time at `rate_bps`: a link carries one or two sizes
+    /// (data, ACKs), and the division behind `tx_time` was a third of `start_tx`'s time.
+    tx_memo: (u32, Nanos),
     /// Trace-driven capacity in place of `rate_bps` (which is then the trace's mean, for statistics).
     pub(super) trace: Option<TraceService>,
     /// Jitter, reordering, duplication (None: none, and no random draws for them).
@@ -93,6 +96,7 @@ impl Link {
             busy: false,
             in_service: 0,
             pipe: Pipe::default(),
+            tx_memo: (0, 0),
             rng,
             loss,
             loss_data_only,
@@ -126,6 +130,15 @@ impl Link {
         } else {
             &mut self.more[s - 1]
         }
+    }
+
+    /// Time to serialise `bytes` at the link's rate (`tx_time`, the same value, memoised per size).
+    #[inline]
+    fn serialise(&mut self, bytes: u32) -> Nanos {
+        if bytes != self.tx_memo.0 {
+            self.tx_memo = (bytes, tx_time(bytes as u64, self.rate_bps));
+        }
+        self.tx_memo.1
     }
 
     /// Brings the queue-length integral up to `now`.
@@ -284,7 +297,7 @@ impl Simulation {
         link.busy = true;
         link.in_service = i;
         let done = match &mut link.trace {
-            None => now.saturating_add(tx_time(p.bytes as u64, link.rate_bps)),
+            None => now.saturating_add(link.serialise(p.bytes)),
             Some(t) => t.finish(now, p.bytes),
         };
         self.ev.push(done, Event::TxDone(l as u32));
