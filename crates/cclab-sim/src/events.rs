@@ -2,7 +2,6 @@
 //! were scheduled and every run of the same spec executes the same event sequence.
 
 use cclab_cc::time::Nanos;
-use std::collections::VecDeque;
 
 /// What happens. Kept small (16 bytes) so the heap stays cache-friendly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,8 +50,11 @@ pub enum Event {
 pub struct EventQueue {
     /// Bucket b at index b − 1 (b = 1..=64).
     buckets: Vec<Vec<(Nanos, Event)>>,
-    /// Events at time `last`, in the order they were scheduled.
-    due: VecDeque<Event>,
+    /// Events at time `last`, in the order they were scheduled, from index `head` on (a Vec and an
+    /// index rather than a VecDeque: no wrap-around arithmetic, and it empties completely before
+    /// the time moves on).
+    due: Vec<Event>,
+    head: usize,
     /// Bit b − 1 set ⇔ bucket b non-empty.
     mask: u64,
     last: Nanos,
@@ -63,7 +65,8 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             buckets: (0..64).map(|_| Vec::new()).collect(),
-            due: VecDeque::new(),
+            due: Vec::new(),
+            head: 0,
             mask: 0,
             last: 0,
             len: 0,
@@ -90,7 +93,7 @@ impl EventQueue {
         assert!(time >= self.last, "event scheduled in the past");
         self.len += 1;
         if time == self.last {
-            self.due.push_back(ev);
+            self.due.push(ev);
         } else {
             self.put(time, ev);
         }
@@ -99,7 +102,9 @@ impl EventQueue {
     /// The earliest event (ties: the first scheduled).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        if self.due.is_empty() {
+        if self.head == self.due.len() {
+            self.due.clear();
+            self.head = 0;
             if self.mask == 0 {
                 return None;
             }
@@ -109,7 +114,7 @@ impl EventQueue {
             self.last = v.iter().map(|e| e.0).min().expect("non-empty bucket");
             for &(t, e) in &v {
                 if t == self.last {
-                    self.due.push_back(e);
+                    self.due.push(e);
                 } else {
                     self.put(t, e);
                 }
@@ -120,7 +125,8 @@ impl EventQueue {
                 std::mem::swap(&mut self.buckets[i], &mut v);
             }
         }
-        let e = self.due.pop_front().expect("due non-empty");
+        let e = self.due[self.head];
+        self.head += 1;
         self.len -= 1;
         Some((self.last, e))
     }
