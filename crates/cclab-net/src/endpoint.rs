@@ -138,6 +138,26 @@ fn would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
 }
 
+/// Waits shorter than this are spent yielding the CPU in a loop (`sched_yield`) rather than armed on a
+/// timer. A timer wake-up costs a `timerfd_settime` (a VM exit on this kind of machine), a sleep and a
+/// wake-up, and at 1 Gbit/s a paced packet is due every 12 µs: with timers our BBR carried 701-712
+/// Mbit/s of 1 Gbit/s, its CPU full; spinning, 800-907 (docs/real-datapath.md, "At 1 Gbit/s").
+/// Yielding lets the other threads and the network stack on that CPU run meanwhile. Only waits this
+/// short spin, so mostly senders pacing faster than about 240 Mbit/s (a 1500-byte packet every 50 µs)
+/// do. `CCLAB_NET_SPIN=0` turns it off.
+const SPIN_BELOW: Nanos = 50_000;
+
+fn spin_below() -> Nanos {
+    static SPIN: std::sync::OnceLock<Nanos> = std::sync::OnceLock::new();
+    *SPIN.get_or_init(|| {
+        if std::env::var_os("CCLAB_NET_SPIN").is_some_and(|v| v == "0") {
+            0
+        } else {
+            SPIN_BELOW
+        }
+    })
+}
+
 /// Sleeps until the socket (`fds[0]`) is ready or `wake`, and returns when the loop is next due. The
 /// work since `since` and any wake-up later than `wake` are logged as stalls ([`crate::disturbance`]).
 fn wait(
@@ -152,6 +172,18 @@ fn wait(
     stalls.due(since, before);
     if wake <= before {
         return Ok(before);
+    }
+    if wake - before <= spin_below() {
+        // A short wait is spent yielding the CPU instead of on a timer (see SPIN_BELOW). The socket is
+        // not watched meanwhile: what arrived is read when the wait ends, at most SPIN_BELOW later.
+        loop {
+            sys::yield_now();
+            let now = clock.now();
+            if now >= wake {
+                stalls.due(wake, now);
+                return Ok(now);
+            }
+        }
     }
     timer.arm_at(clock.to_monotonic(wake))?;
     sys::ppoll(fds, None)?;

@@ -95,6 +95,12 @@ pub fn raise_priority(role: Role) -> bool {
     }
 }
 
+/// Gives the CPU to any other runnable thread on it, if there is one (`sched_yield`).
+pub fn yield_now() {
+    // SAFETY: a syscall without arguments.
+    unsafe { libc::sched_yield() };
+}
+
 /// Waits for any of `fds` to become readable (or writable, per their `events`) or for `timeout`
 /// (None = forever). Returns the number of ready descriptors; EINTR counts as 0.
 pub fn ppoll(fds: &mut [libc::pollfd], timeout: Option<Nanos>) -> io::Result<usize> {
