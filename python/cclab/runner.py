@@ -55,6 +55,10 @@ def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, star
         # the run instead of following it.
         plotter = threading.Thread(target=importlib.import_module, args=("cclab.plots",), daemon=True)
         plotter.start()
+    # The provenance's git queries (three subprocesses, ~10 ms in a checkout) wait on the OS, not on
+    # the GIL: they run while the simulator does.
+    asker = threading.Thread(target=provenance.git, daemon=True)
+    asker.start()
     bar = Progress(spec["duration"], "simulating", decimals=1, eta=True) if progress else None
     try:
         raw_json, fcols, lcols, tcols = _native.run(json.dumps(spec), bar.update if bar else None)
@@ -72,6 +76,7 @@ def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, star
     flows = flow_table(frame(fcols, "flow"), spec)
     links = link_table(frame(lcols, "link"), spec)
     summary = build_summary(raw)
+    asker.join()
     summary["meta"] = provenance.meta(datapath="sim", started=started, api_call=call)
     trace = None
     if tcols is not None:
