@@ -261,6 +261,19 @@ def test_a_million_flows_is_refused_with_the_estimate_and_the_limit():
     assert "GiB" in msg
 
 
+def test_many_flows_sharing_a_fast_link_are_estimated_by_their_share():
+    # 1 000 NewReno flows at 100 ms on 10 Gbit/s for 100 s peak at 150 MB (cclab-bench custom, 2026-11-26).
+    # The estimate once gave every flow's access delay lines the whole link's rate x delay: 12.4 GiB of
+    # packets, and the run was refused under the default 4 GiB. Their share of it is what they hold.
+    d = scenario(duration="100s", topology={"bottleneck": {"rate": "10Gbps", "buffer": 500}},
+                 flows=[{"cc": "newreno", "rtt": "100ms", "count": 1000}])
+    est = cclab.Scenario.from_dict(d).estimate()
+    # In flight: the path's 83 333-packet BDP, the 500-packet buffer and 1 000 initial windows of 10.
+    assert 83_333 < est["in_flight"] < 2 * 94_000, est
+    # The rest is the time series (1 000 flows x 1 001 samples at ~1.1 KB a row): 1.1 GiB, under the default.
+    assert est["memory"] < 2 * 2**30 and est["max_memory"] == 4 * 2**30, est
+
+
 def test_tiny_packets_and_too_many_events_are_refused():
     refused(scenario(traffic=[{"kind": "cbr", "rate": "10Gbps", "packet_size": "1B"}]), "traffic[0].packet_size", ">= 64 B")
     d = scenario(duration="1000s", sample_interval="10s", topology={"bottleneck": {"rate": "10Gbps"}},
