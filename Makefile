@@ -108,7 +108,7 @@ fuzz-scenarios: build
 # compiled module's stub checked against it (mypy.stubtest).
 lint: setup
 	cargo fmt --all --check
-	cargo clippy --workspace --release -- -D warnings
+	cargo clippy --workspace --release --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests bench validation examples
 	$(VENV)/bin/mypy
 	$(MAKE) stubtest

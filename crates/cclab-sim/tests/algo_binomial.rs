@@ -26,7 +26,9 @@ fn throughput_law_exponent_under_random_loss() {
     let ps = [0.001, 0.002, 0.005, 0.01];
     // k + l = 1 members (AIMD, IIAD, SQRT) share Reno's exponent ½; k + l = 0.5 and 1.5 (k = l) have
     // 1/(k+l+1) = ⅔ and ⅖, so the test tells the law apart from "every member behaves like Reno".
-    let members: [(&str, &str, &[(&str, f64)]); 5] = [
+    // (label, algorithm name, extra parameters)
+    type Member<'a> = (&'a str, &'a str, &'a [(&'a str, f64)]);
+    let members: [Member; 5] = [
         ("aimd", "binomial", &[]),
         ("iiad", "iiad", &[]),
         ("sqrt", "sqrt", &[]),
