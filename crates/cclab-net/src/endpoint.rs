@@ -150,7 +150,7 @@ const SPIN_BELOW: Nanos = 50_000;
 fn spin_below() -> Nanos {
     static SPIN: std::sync::OnceLock<Nanos> = std::sync::OnceLock::new();
     *SPIN.get_or_init(|| {
-        if std::env::var_os("CCLAB_NET_SPIN").is_some_and(|v| v == "0") {
+        if sys::turned_off("CCLAB_NET_SPIN") {
             0
         } else {
             SPIN_BELOW

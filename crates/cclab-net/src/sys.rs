@@ -80,7 +80,7 @@ pub enum Role {
 /// thread's wake-ups and the normal-priority threads it competes with on 2 vCPUs interact badly.
 /// Returns false (and changes nothing) without CAP_SYS_NICE or when `CCLAB_NET_PRIORITY=0` is set.
 pub fn raise_priority(role: Role) -> bool {
-    if std::env::var_os("CCLAB_NET_PRIORITY").is_some_and(|v| v == "0") {
+    if turned_off("CCLAB_NET_PRIORITY") {
         return false;
     }
     let nice = match role {
@@ -93,6 +93,12 @@ pub fn raise_priority(role: Role) -> bool {
         let tid = libc::gettid();
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) == 0
     }
+}
+
+/// Whether the environment variable `name` is set to 0: how each of the real datapath's machine
+/// tunings (`CCLAB_NET_PRIORITY`, `CCLAB_NET_PIN`, `CCLAB_NET_SPIN`) is turned off.
+pub fn turned_off(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| v == "0")
 }
 
 /// Gives the CPU to any other runnable thread on it, if there is one (`sched_yield`).
@@ -636,7 +642,7 @@ impl CpuLayout {
     pub fn available() -> Option<CpuLayout> {
         static LAYOUT: std::sync::OnceLock<Option<CpuLayout>> = std::sync::OnceLock::new();
         *LAYOUT.get_or_init(|| {
-            if std::env::var_os("CCLAB_NET_PIN").is_some_and(|v| v == "0") {
+            if turned_off("CCLAB_NET_PIN") {
                 return None;
             }
             let set = thread_affinity()?;

@@ -58,7 +58,6 @@ pub struct EventQueue {
     /// Bit b − 1 set ⇔ bucket b non-empty.
     mask: u64,
     last: Nanos,
-    len: usize,
 }
 
 impl Default for EventQueue {
@@ -69,7 +68,6 @@ impl Default for EventQueue {
             head: 0,
             mask: 0,
             last: 0,
-            len: 0,
         }
     }
 }
@@ -91,7 +89,6 @@ impl EventQueue {
         // Scheduling in the past would break the run's causality (and the radix heap's invariant); every
         // caller clamps to `now`, so this is a bug check (one predictable compare: kept in release).
         assert!(time >= self.last, "event scheduled in the past");
-        self.len += 1;
         if time == self.last {
             self.due.push(ev);
         } else {
@@ -127,16 +124,16 @@ impl EventQueue {
         }
         let e = self.due[self.head];
         self.head += 1;
-        self.len -= 1;
         Some((self.last, e))
     }
 
+    /// Events pending (counted, not kept: the loop never asks, so pushes and pops do not pay for it).
     pub fn len(&self) -> usize {
-        self.len
+        self.due.len() - self.head + self.buckets.iter().map(Vec::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.head == self.due.len() && self.mask == 0
     }
 }
 
