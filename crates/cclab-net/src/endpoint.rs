@@ -141,7 +141,7 @@ fn would_block(e: &io::Error) -> bool {
 /// Waits shorter than this are spent yielding the CPU in a loop (`sched_yield`) rather than armed on a
 /// timer. A timer wake-up costs a `timerfd_settime` (a VM exit on this kind of machine), a sleep and a
 /// wake-up, and at 1 Gbit/s a paced packet is due every 12 µs: with timers our BBR carried 701-712
-/// Mbit/s of 1 Gbit/s, its CPU full; spinning, 800-907 (docs/real-datapath.md, "At 1 Gbit/s").
+/// Mbit/s of 1 Gbit/s, its CPU full; spinning, 795-916 in 7 of 8 runs (docs/real-datapath.md).
 /// Yielding lets the other threads and the network stack on that CPU run meanwhile. Only waits this
 /// short spin, so mostly senders pacing faster than about 240 Mbit/s (a 1500-byte packet every 50 µs)
 /// do. `CCLAB_NET_SPIN=0` turns it off.
