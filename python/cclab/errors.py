@@ -25,6 +25,12 @@ class ScenarioError(ValueError):
         self.errors = errors
         super().__init__("\n".join(f"{f}: {m}" if f else m for f, m in errors))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Unpickling calls the class with ``args`` (the joined message), not the pairs: rebuild from the
+        # pairs, so an error raised in a worker process reaches its parent intact (a ScenarioError that
+        # failed to unpickle broke the whole process pool).
+        return (type(self), (self.errors,), self.__dict__)
+
 
 def show(v: Any) -> str:
     """A value in a message as the user wrote it (JSON: strings quoted), cut when long."""

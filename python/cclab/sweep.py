@@ -43,6 +43,7 @@ import fcntl
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -181,10 +182,36 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
     for k, v in grid.items():
         if not isinstance(v, list) or not v:
             raise ScenarioError([(f"grid.{k}", f"must be a non-empty list of values, got {str(v)[:100]}")])
+        _check_values(k, v)
         runs *= len(v)
     if runs > MAX_RUNS:
         raise ScenarioError([("grid", f"{runs:,} runs (grid points × seeds); at most {MAX_RUNS:,} in one sweep")])
     return base, seeds, grid
+
+
+def _kind(v: Any) -> Optional[str]:
+    """What a grid value is when it is not one a grid may hold (None: a string, a finite number or a boolean)."""
+    if isinstance(v, (str, bool, int)):
+        return None
+    if isinstance(v, float):
+        return None if math.isfinite(v) else f"{v} (grid numbers are finite)"
+    return {dict: "a table", list: "a list"}.get(type(v), f"a {type(v).__name__}")
+
+
+def _check_values(key: str, values: list) -> None:
+    """Grid values are strings, finite numbers or booleans (linked keys: a list of those per setting), checked
+    before anything runs: a table or a list as one value would run every point and then fail writing the
+    table, which has one plain column per key. A table's keys are set one by one instead, a list's entries by
+    index (``measure[0]``) or as linked keys."""
+    linked = len(key.split(",")) > 1
+    for v in values:
+        for x in (v if linked and isinstance(v, list) else [v]):
+            what = _kind(x)
+            if what is not None:
+                raise ScenarioError([(f"grid.{key}", f"got {what}: grid values are strings, numbers or booleans; set "
+                                                     "a table's keys one by one (\"flows[0].params.k\" = [...]), a list's "
+                                                     "entries by index (\"measure[0]\") or as linked keys (\"a, b\" = "
+                                                     "[[1, 2], [3, 4]])")])
 
 
 def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool = True,
@@ -473,17 +500,34 @@ def quantity(value: Any) -> Optional[tuple[str, float]]:
     return None
 
 
+# Units whose plain numbers in a scenario mean the same unit (docs/scenario.md: numbers are SI base units).
+_SI = ("bit/s", "s", "B")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _numeric_grid(t: pd.DataFrame) -> pd.DataFrame:
     """Each grid column whose values are all strings with units of one kind ("3Mbps", "10Mbps") becomes
     their numbers in that unit (3e6, 1e7: sorts and plots as numbers), and ``<key>_label``, right after it,
-    keeps the strings as written."""
+    keeps the strings as written. Plain numbers among rates, times or sizes are that SI unit already (as in
+    a scenario file), so ``["10Mbps", 2e7]`` is 1e7 and 2e7 (labels "10Mbps", "20000000.0"). Any other mix of
+    kinds ("2BDP" and 30000 bytes, a name and a number) is kept as written, every value a string: one
+    column holds one type, which the Parquet table needs."""
     for key in grid_keys(t):
-        parsed = [quantity(v) for v in t[key]]
-        if not parsed or any(q is None for q in parsed) or len({q[0] for q in parsed if q}) != 1:
+        vals = list(t[key])
+        parsed = [quantity(v) for v in vals]
+        unit = {q[0] for q in parsed if q}
+        if (len(unit) == 1 and any(parsed)
+                and all(q is not None or (_is_number(v) and next(iter(unit)) in _SI) for q, v in zip(parsed, vals))):
+            at = list(t.columns).index(key)
+            t.insert(at + 1, key + LABEL, [str(v) for v in vals])
+            t[key] = [float(q[1]) if q else float(v) for q, v in zip(parsed, vals)]
             continue
-        at = list(t.columns).index(key)
-        t.insert(at + 1, key + LABEL, t[key].astype(str))
-        t[key] = [q[1] for q in parsed if q]
+        kinds = {"number" if _is_number(v) else type(v).__name__ for v in vals if v is not None and v == v}
+        if len(kinds) > 1:
+            t[key] = [json.dumps(v) if isinstance(v, bool) else str(v) for v in vals]
     return t
 
 
@@ -502,7 +546,8 @@ def grid_unit(t: pd.DataFrame, key: str) -> Optional[str]:
     lab = key + LABEL
     if lab not in t or not len(t):
         return None
-    q = quantity(t[lab].iloc[0])
+    # The first label with a unit: a plain number among them ("20000000.0") has none.
+    q = next((q for q in map(quantity, t[lab]) if q), None)
     return q[0] if q else None
 
 
@@ -546,6 +591,11 @@ class RunsFailed(Exception):
         lines = [f"{_where(f)}: {f['error']}".replace("\n", "\n    ") for f in failures]
         super().__init__(f"{len(failures)} of {total} runs failed (details in {out}/failed.json; the same command "
                          "retries them):\n" + "\n".join(f"  {x}" for x in lines))
+        self._args = (failures, table, total, out)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from the constructor's arguments (``args`` holds only the message): it crosses processes.
+        return (type(self), self._args)
 
 
 def _where(f: dict) -> str:
