@@ -195,7 +195,7 @@ def _kind(v: Any) -> Optional[str]:
         return None
     if isinstance(v, float):
         return None if math.isfinite(v) else f"{v} (grid numbers are finite)"
-    return {dict: "a table", list: "a list"}.get(type(v), f"a {type(v).__name__}")
+    return "a table" if isinstance(v, dict) else "a list" if isinstance(v, list) else f"a {type(v).__name__}"
 
 
 def _check_values(key: str, values: list) -> None:
