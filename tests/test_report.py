@@ -101,3 +101,86 @@ def test_report_in_headless_chromium(folder):
     for x in IDS:
         assert tables[x] == len(json.loads((folder / x / "reproduce.json").read_text())["claims"])
     assert shown > 0 and hidden == 0
+
+
+# Text a shared results folder could carry, in every field the report shows (issue 28, section 2, item 9).
+HOSTILE = ("<script>window.__pwned = 1</script><img src=x onerror='window.__pwned = 2'>"
+           "<a href='javascript:window.__pwned = 3'>x</a>")
+HOSTILE_MD = (HOSTILE + "\n\n<div onmouseover='window.__pwned = 4'>block</div>\n\n"
+              "[a link](javascript:window.__pwned=5) and ![an image](x \"t\") and <javascript:alert(1)> "
+              "and `code <b>` and 3 < 4 & 5 > 2.")
+
+
+def _hostile(root):
+    where = root / "X1"
+    where.mkdir(parents=True)
+    meta = {"cclab_version": HOSTILE, "git": {"commit": HOSTILE}, "started_utc": HOSTILE,
+            "host": {"cpu": HOSTILE, "cores": HOSTILE}}
+    rep = {"id": "X1", "paper": HOSTILE, "title": HOSTILE, "scenario": HOSTILE, "quick": True, "seeds": [1],
+           "notes": HOSTILE, "explanation": HOSTILE_MD,
+           "claims": [{"claim": HOSTILE, "paper": HOSTILE, "measured": HOSTILE, "criterion": HOSTILE,
+                       "holds": False, "seeds_held": [0, 1]}],
+           "runs": {HOSTILE: [{"meta": meta}]}}
+    (where / "reproduce.json").write_text(json.dumps(rep))
+    return rep
+
+
+def _live(page):
+    """What of ``page`` would run or load: script elements, event-handler attributes, javascript: URLs and
+    elements that fetch (img/iframe/object/embed) with a source other than an embedded PNG."""
+    from html.parser import HTMLParser
+
+    found = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "script":
+                found.append(("script", attrs))
+            for k, v in attrs:
+                if k.startswith("on") or (v or "").strip().lower().startswith("javascript:"):
+                    found.append((tag, (k, v)))
+                if tag in ("img", "iframe", "object", "embed") and k in ("src", "data") \
+                        and not (v or "").startswith("data:image/png;base64,"):
+                    found.append((tag, (k, v)))
+
+    P().feed(page)
+    return found
+
+
+def test_text_from_results_files_is_never_live_html(tmp_path):
+    # Before: the explanation (Markdown) was rendered with its raw HTML, so a <script> in a shared
+    # reproduce.json ran when the report was opened.
+    _hostile(tmp_path)
+    r = _cli("report", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "report.html").read_text()
+    scripts = [a for tag, a in _live(page) if tag == "script"]
+    assert len(scripts) == 1 and _live(page) == [("script", [])], _live(page)  # the report's own filter only
+    assert "window.__pwned" in page  # shown as text, not dropped
+    # Markdown itself still renders, and a lone "<" or "&" in prose stays a character.
+    assert "<code>code &lt;b&gt;</code>" in page and "3 &lt; 4 &amp; 5 &gt; 2" in page
+    # The Markdown section for docs/reproduce.md carries no tag either.
+    doc = tmp_path / "r.md"
+    doc.write_text(f"{rr.BEGIN}\n{rr.END}\n")
+    assert _cli("report", str(tmp_path), "-o", str(tmp_path / "x.html"), "--markdown", str(doc)).returncode == 0
+    import markdown
+
+    assert _live(markdown.markdown(doc.read_text(), extensions=["tables"])) == []
+
+
+def test_hostile_report_runs_no_script_in_chromium(tmp_path):
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("no Chromium on this machine (`make test` installs Debian's chromium when run as root)")
+    pw = pytest.importorskip("playwright.sync_api", reason="playwright is installed by `make setup`")
+    _hostile(tmp_path)
+    assert _cli("report", str(tmp_path)).returncode == 0
+    with pw.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto((tmp_path / "report.html").resolve().as_uri(), wait_until="load")
+        for el in page.query_selector_all("a, div, img"):
+            el.hover()
+        pwned = page.evaluate("() => window.__pwned")
+        browser.close()
+    assert pwned is None

@@ -3,7 +3,26 @@ one section per experiment with its claim table, per-seed counts, notes and meas
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+# What in a reproduce.json's text (anyone's results folder) a Markdown renderer would make live: a "<" that
+# opens a tag, a comment or an autolink, and an "&" that starts an entity; a lone "<" ("< 1 ms") or "&"
+# stays as written. Links may only point to http(s), mailto or relative targets; images are not drawn.
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+_LINK = re.compile(r"(\]\(\s*<?)\s*([A-Za-z][A-Za-z0-9+.\-]*):")
+_IMAGE = re.compile(r"!\[")
+
+
+def _safe(text: object) -> str:
+    """``text`` with nothing in it a Markdown renderer would turn into HTML markup or a live link."""
+    s = _ENTITY.sub("&amp;", str(text))
+    s = _TAG.sub("&lt;", s)
+    s = _LINK.sub(lambda m: m.group(1) + (m.group(2) + ":" if m.group(2).lower() in ("http", "https", "mailto")
+                                          else "#"), s)
+    return _IMAGE.sub("!\\[", s)
+
 
 
 def _verdict(c: dict) -> str:
@@ -16,17 +35,19 @@ def _verdict(c: dict) -> str:
 
 def section(rep: dict) -> str:
     """One experiment's section."""
-    cell = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    cell = lambda s: _safe(s).replace("|", "\\|").replace("\n", " ")
     seeds = rep.get("seeds", [])
-    out = [f"### {rep['id']}: {rep['title']}", "",
-           f"{rep['paper']}; `scenarios/{rep['scenario']}`; variants: {', '.join(rep['runs'])}; "
-           f"seeds: {len(seeds)}{' (QUICK: a tenth of the duration)' if rep.get('quick') else ''}. {rep['notes']}", "",
+    out = [f"### {_safe(rep['id'])}: {_safe(rep['title'])}", "",
+           f"{_safe(rep['paper'])}; `scenarios/{str(rep['scenario']).replace('`', '')}`; variants: "
+           f"{_safe(', '.join(rep['runs']))}; "
+           f"seeds: {len(seeds)}{' (QUICK: a tenth of the duration)' if rep.get('quick') else ''}. {_safe(rep['notes'])}",
+           "",
            "| claim | paper | measured (cclab, mean ± 95 % CI over seeds) | criterion | holds |",
            "| --- | --- | --- | --- | --- |"]
     out += [f"| {cell(c['claim'])} | {cell(c['paper'])} | {cell(c['measured'])} | {cell(c['criterion'])} | "
             f"{_verdict(c)} |" for c in rep["claims"]]
     if rep.get("explanation"):
-        out += ["", rep["explanation"]]
+        out += ["", _safe(rep["explanation"])]
     return "\n".join(out) + "\n"
 
 

@@ -102,9 +102,38 @@ def _verdict(c: dict) -> tuple[str, str]:
 
 
 def _md(text: str) -> str:
+    """An explanation (Markdown from a reproduce.json, which may come from anyone's results folder) as HTML
+    with nothing live in it: raw HTML is shown as text (Python-Markdown's raw-HTML block and inline
+    handlers are removed, so ``<script>`` is escaped like any other text), links keep only http(s)/mailto
+    or relative targets, and images become their alt text (the page fetches nothing)."""
+    import re
+    from xml.etree.ElementTree import Element
+
     import markdown
 
-    return markdown.markdown(text, extensions=["tables"])
+    safe_schemes = ("http", "https", "mailto")  # anything else (javascript:, data:, vbscript:, …) becomes "#"
+
+    class Defang(markdown.treeprocessors.Treeprocessor):
+        def run(self, root: Element) -> None:
+            for el in root.iter():
+                if el.tag == "img":
+                    alt = el.get("alt", "")
+                    el.tag, el.text = "span", alt
+                    el.attrib.clear()
+                for k in [k for k in el.attrib if k.lower() in ("href", "src")]:
+                    # Browsers ignore control characters and spaces inside a scheme ("java\tscript:").
+                    url = re.sub(r"[\x00-\x20]", "", el.get(k, "")).lower()
+                    scheme = re.match(r"([a-z][a-z0-9+.-]*):", url)
+                    if scheme and scheme.group(1) not in safe_schemes:
+                        el.set(k, "#")
+
+    class Safe(markdown.Extension):
+        def extendMarkdown(self, md: markdown.Markdown) -> None:
+            md.preprocessors.deregister("html_block")
+            md.inlinePatterns.deregister("html")
+            md.treeprocessors.register(Defang(md), "cclab_defang", 0)
+
+    return markdown.markdown(text, extensions=["tables", Safe()])
 
 
 def _experiment(folder: Path, rep: dict, figs: dict[str, bytes]) -> str:
