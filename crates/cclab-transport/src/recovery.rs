@@ -97,6 +97,11 @@ impl LossRecovery {
         }
     }
 
+    /// Bytes the retransmission fences hold (one per retransmission of a packet still outstanding).
+    pub(crate) fn bytes(&self) -> usize {
+        self.retx_fences.capacity() * std::mem::size_of::<RetxFence>()
+    }
+
     pub(crate) fn sack_rules(&self) -> bool {
         self.sack_rules
     }

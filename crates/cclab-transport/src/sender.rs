@@ -233,6 +233,13 @@ impl Sender {
         self.cc.as_ref()
     }
     /// Smoothed RTT (0 before the first sample).
+    /// Bytes held by the sender's per-transmission logs (the echo log and the retransmission fences):
+    /// what grows without bound while a packet stays unacknowledged and the sender keeps sending (a
+    /// source that ignores loss), for a driver's memory budget. Its fixed state is not included.
+    pub fn retained_bytes(&self) -> usize {
+        self.txlog.bytes() + self.recovery.bytes()
+    }
+
     pub fn srtt(&self) -> Nanos {
         self.rtt.srtt()
     }

@@ -114,6 +114,13 @@ impl TxLog {
     pub(crate) fn len(&self) -> usize {
         self.records.len()
     }
+
+    /// Bytes the log holds (its allocations): it grows by one record per transmission while the
+    /// oldest outstanding packet is not acknowledged, which a driver's memory budget must count.
+    pub(crate) fn bytes(&self) -> usize {
+        self.records.capacity() * std::mem::size_of::<TxRecord>()
+            + self.snaps.capacity() * std::mem::size_of::<TxSnapshot>()
+    }
 }
 
 #[cfg(test)]
