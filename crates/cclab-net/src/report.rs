@@ -16,18 +16,25 @@ use cclab_cc::time::{from_secs, to_secs, Nanos};
 use cclab_cc::trace_link::{TraceService, OPPORTUNITY_BYTES};
 use cclab_transport::stats::{FlowWindow, WindowSummary};
 
-/// What the sampler collected during a run: each flow's series and the machine's CPU ticks at each
-/// sample (for the hypervisor steal over the measure window).
+/// What the sampler collected during a run: each flow's series and the machine's state at each sample.
 pub(crate) struct Sampled {
     pub flows: Vec<FlowSeries>,
-    pub cpu: Vec<(f64, (u64, u64))>,
+    pub machine: Vec<MachineSample>,
+}
+
+/// The machine at one sample: run time (s), CPU ticks (all, steal; [`disturbance::cpu_ticks`]) and the
+/// CPU pressure total (µs; [`disturbance::cpu_pressure_us`]), each None where /proc lacks it.
+pub(crate) struct MachineSample {
+    pub t: f64,
+    pub ticks: Option<(u64, u64)>,
+    pub pressure_us: Option<u64>,
 }
 
 impl Sampled {
     pub fn new(flows: usize) -> Sampled {
         Sampled {
             flows: vec![FlowSeries::default(); flows],
-            cpu: Vec::new(),
+            machine: Vec::new(),
         }
     }
 }
@@ -73,6 +80,8 @@ pub struct FlowResult {
     pub foreign: u64,
     pub rejected_data: u64,
     pub rejected_acks: u64,
+    /// ICMP port-unreachable reports our sender's socket returned (`FlowProbe::port_unreachable`).
+    pub port_unreachable: u64,
     /// RTT and one-way-delay percentiles, jitter, retransmission rate over the measure window (our
     /// transport; null for kernel TCP and for what the emulator cannot attribute to a flow: drops).
     #[serde(flatten)]
@@ -121,8 +130,11 @@ pub struct NetInfo {
     pub steal_fraction: Option<f64>,
     /// Spans in which the emulator or an endpoint thread was not scheduled ([`crate::disturbance`]).
     pub stalls: Stalls,
-    /// The measure window was disturbed by the machine (the reason is among `warnings`).
+    /// The measure window was disturbed by the machine (`disturbance.reasons` says why; a warning too).
     pub disturbed: bool,
+    /// What the machine did over the measure window, measured: CPU pressure, steal, the emulator's and
+    /// our endpoints' lateness, host latency, and the rules that fired ([`disturbance::Figures`]).
+    pub disturbance: disturbance::Figures,
     pub ingress: emulator::IngressCounters,
     pub interrupted: bool,
     /// The kernel datapath's controller (`bpf:*` flows): what it handled, dropped, left to the Reno
@@ -287,14 +299,37 @@ pub(crate) fn summarise(
         ),
         spec.measure,
     );
-    let cpu = &sampled.cpu;
-    let steal_fraction = if cpu.len() >= 2 {
-        let ts: Vec<f64> = cpu.iter().map(|c| c.0).collect();
-        disturbance::steal_between(cpu[nearest(&ts, m0)].1, cpu[nearest(&ts, m1)].1)
-    } else {
-        None
-    };
-    let disturbed = disturbance::judge(steal_fraction, &stalls);
+    let mut timers = disturbance::Lateness::default();
+    for logs in &flow_stalls {
+        for (_, l) in logs {
+            timers.merge(&l.timer);
+        }
+    }
+    let mut figures = machine_figures(&sampled.machine, [m0, m1]);
+    let emu = &fin.stats;
+    // A p99 of 0 means no write fell in the window (the histogram's buckets are upper bounds ≥ 1 µs).
+    if emu.window_late_p99_ns > 0 {
+        figures.emulator_late_p50_us = Some(emu.window_late_p50_ns as f64 / 1e3);
+        figures.emulator_late_p99_us = Some(emu.window_late_p99_ns as f64 / 1e3);
+    }
+    figures.timer_late_p50_us = timers.quantile_us(0.5);
+    figures.timer_late_p99_us = timers.quantile_us(0.99);
+    figures.timer_wakeups = timers.count();
+    figures.host_latency_ms = flows
+        .iter()
+        .zip(&spec.flows)
+        .map(|(r, f)| host_latency_ms(spec, f, &r.series, &links, [m0, m1]))
+        .collect();
+    figures.host_latency_p50_ms = figures
+        .host_latency_ms
+        .iter()
+        .flatten()
+        .map(|h| h[0])
+        .reduce(f64::max);
+    figures.longest_stall_ms = stalls.longest_in_measure_ms;
+    figures.reasons = disturbance::judge(&figures, &stalls);
+    let steal_fraction = figures.steal_fraction;
+    let disturbed = disturbance::warning(&figures);
     warnings.extend(disturbed.clone());
     for (host, c) in ["A", "B"].iter().zip(&fin.stats.hosts) {
         let n = |k: &str| c.get(k).copied().unwrap_or(0);
@@ -337,12 +372,101 @@ pub(crate) fn summarise(
             steal_fraction,
             stalls,
             disturbed: disturbed.is_some(),
+            disturbance: figures,
             ingress: fin.emulator.ingress,
             interrupted,
             kernel_datapath: kernel_datapath.map(cclab_bpf::controller::stats_json),
         },
         warnings,
     }
+}
+
+/// Steal and CPU pressure between the machine samples nearest to the window's edges.
+fn machine_figures(m: &[MachineSample], [m0, m1]: [f64; 2]) -> disturbance::Figures {
+    let mut f = disturbance::Figures::default();
+    if m.len() >= 2 {
+        let ts: Vec<f64> = m.iter().map(|x| x.t).collect();
+        let (a, b) = (&m[nearest(&ts, m0)], &m[nearest(&ts, m1)]);
+        if let (Some(x), Some(y)) = (a.ticks, b.ticks) {
+            f.steal_fraction = disturbance::steal_between(x, y);
+        }
+        if let (Some(x), Some(y)) = (a.pressure_us, b.pressure_us) {
+            f.cpu_pressure = disturbance::pressure_between(x, y, b.t - a.t);
+        }
+    }
+    f
+}
+
+/// Mean sojourn (s) of the packets that left link `l`'s queue between run times `a` and `b`, from its
+/// cumulative counters interpolated linearly between samples; 0 when none left.
+fn mean_sojourn(l: &LinkSeries, a: f64, b: f64) -> f64 {
+    let at = |v: &dyn Fn(usize) -> f64, t: f64| -> f64 {
+        let i = l.t.partition_point(|&x| x <= t);
+        match i {
+            0 => v(0),
+            i if i >= l.t.len() => v(l.t.len() - 1),
+            i => {
+                let (t0, t1) = (l.t[i - 1], l.t[i]);
+                let w = if t1 > t0 { (t - t0) / (t1 - t0) } else { 1.0 };
+                v(i - 1) + w * (v(i) - v(i - 1))
+            }
+        }
+    };
+    if l.t.is_empty() {
+        return 0.0;
+    }
+    let dep = |i: usize| l.departures[i] as f64;
+    let soj = |i: usize| l.sojourn_sum_s[i];
+    let n = at(&dep, b) - at(&dep, a);
+    if n < 0.5 {
+        return 0.0;
+    }
+    (at(&soj, b) - at(&soj, a)) / n
+}
+
+/// A flow's host latency over the window (ms, `[p50, p99]` over its samples there; None without any):
+/// at each sample, its smoothed RTT minus what the emulated path accounts for — the configured
+/// round-trip propagation, one data packet's transmission on the bottleneck, and the mean sojourn in
+/// the data link's queue (over the sample interval shifted back by half the RTT, when the packets now
+/// acknowledged were queued) and in the ACK link's. What remains is what the hosts added: their
+/// stacks, our threads' wake-ups, the emulator's lateness. It is an estimate: the smoothed RTT and the
+/// interval's mean sojourn describe slightly different packets, so a fast-changing queue adds a
+/// ± error of a fraction of its change per interval, which the median mostly cancels.
+fn host_latency_ms(
+    spec: &RunSpec,
+    f: &crate::spec::FlowSpec,
+    ser: &FlowSeries,
+    links: &[LinkResult],
+    [m0, m1]: [f64; 2],
+) -> Option<[f64; 2]> {
+    let (d, a) = if crate::run::reverse(f) == Some(true) {
+        (1, 0)
+    } else {
+        (0, 1)
+    };
+    let rate = spec.links[d].rate_bps;
+    let tx = if rate > 0.0 && spec.links[d].trace_ms.is_empty() {
+        f.transport.packet_size as f64 * 8.0 / rate
+    } else {
+        0.0
+    };
+    let base = f.rtt + tx;
+    let shift = f.rtt / 2.0;
+    let mut h: Vec<f64> = (1..ser.t.len())
+        .filter(|&k| ser.t[k] >= m0 && ser.t[k] <= m1 && ser.srtt[k] > 0.0)
+        .map(|k| {
+            let (t0, t1) = (ser.t[k - 1], ser.t[k]);
+            let q = mean_sojourn(&links[d].series, t0 - shift, t1 - shift)
+                + mean_sojourn(&links[a].series, t0, t1);
+            (ser.srtt[k] - base - q) * 1e3
+        })
+        .collect();
+    if h.is_empty() {
+        return None;
+    }
+    h.sort_by(f64::total_cmp);
+    let q = |p: f64| h[(((h.len() as f64) * p).ceil() as usize).clamp(1, h.len()) - 1];
+    Some([q(0.5), q(0.99)])
 }
 
 /// One flow's summary over the measure window `[m0, m1]`.
@@ -396,6 +520,7 @@ fn flow_result(
         foreign: p.foreign.load(Ordering::Relaxed),
         rejected_data: p.rejected_data.load(Ordering::Relaxed),
         rejected_acks: p.rejected_acks.load(Ordering::Relaxed),
+        port_unreachable: p.port_unreachable.load(Ordering::Relaxed),
         stats: WindowSummary::default(),
         series: ser,
     }

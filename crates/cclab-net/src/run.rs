@@ -577,7 +577,7 @@ fn spawn_flows<'scope, 'env>(
 }
 
 /// The sampler (the calling thread): every sample interval until the end or an interrupt, each flow's
-/// probe and the machine's CPU ticks (for the steal over the measure window).
+/// probe and the machine's CPU ticks and CPU pressure (for steal and pressure over the measure window).
 fn sample_until_end(
     spec: &RunSpec,
     clock: &Clock,
@@ -598,9 +598,11 @@ fn sample_until_end(
             break;
         }
         let t = to_secs(clock.now());
-        if let Some(c) = disturbance::cpu_ticks() {
-            sampled.cpu.push((t, c));
-        }
+        sampled.machine.push(report::MachineSample {
+            t,
+            ticks: disturbance::cpu_ticks(),
+            pressure_us: disturbance::cpu_pressure_us(),
+        });
         for (i, p) in probes.iter().enumerate() {
             report::sample_flow(&mut sampled.flows[i], t, p);
         }

@@ -57,6 +57,9 @@ pub struct LoopStats {
     /// 1 Gbit/s run from 16 to 165–285 µs).
     pub window_late_mean_ns: f64,
     pub window_late_p99_ns: u64,
+    /// Median lateness over the window (bucket upper bound, ns): with the p99, `net.disturbance`'s
+    /// emulator figures.
+    pub window_late_p50_ns: u64,
     /// Lateness of every write, and of the writes in the window.
     #[serde(skip)]
     late: Lateness,
@@ -79,6 +82,7 @@ impl LoopStats {
     fn finish(&mut self) {
         (self.late_mean_ns, self.late_p99_ns) = self.late.mean_p99();
         (self.window_late_mean_ns, self.window_late_p99_ns) = self.window_late.mean_p99();
+        self.window_late_p50_ns = self.window_late.quantile(0.5);
     }
 }
 
@@ -104,16 +108,24 @@ impl Lateness {
         if n == 0 {
             return (0.0, 0);
         }
-        let mean = self.sum as f64 / n as f64;
-        let target = (n as f64 * 0.99).ceil() as u64;
+        (self.sum as f64 / n as f64, self.quantile(0.99))
+    }
+
+    /// The `q` quantile (bucket upper bound), ns; 0 without samples.
+    fn quantile(&self, q: f64) -> u64 {
+        let n: u64 = self.hist.iter().sum();
+        if n == 0 {
+            return 0;
+        }
+        let target = ((n as f64 * q).ceil() as u64).max(1);
         let mut acc = 0;
         for (i, c) in self.hist.iter().enumerate() {
             acc += c;
             if acc >= target {
-                return (mean, (i as u64 + 1) * 1000);
+                return (i as u64 + 1) * 1000;
             }
         }
-        (mean, self.hist.len() as u64 * 1000)
+        self.hist.len() as u64 * 1000
     }
 }
 
