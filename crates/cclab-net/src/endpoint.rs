@@ -43,9 +43,16 @@ pub trait SenderMachine {
     fn is_finished(&self) -> bool {
         true
     }
-    /// Publishes cwnd, RTT, counters and algorithm state for the sampler.
+    /// Publishes cwnd, RTT and counters for the sampler.
     fn publish(&self, probe: &FlowProbe);
+    /// Publishes the algorithm's own state (`CongestionControl::state`: BBR's model, ...) for the
+    /// sampler; called every [`STATE_EVERY`], as it takes a lock.
+    fn publish_state(&self, _probe: &FlowProbe) {}
 }
+
+/// How often a sender publishes its algorithm's state: 10 per default sample interval (100 ms), so the
+/// time series' state columns are at most 10 ms old, at a lock per 10 ms.
+const STATE_EVERY: Nanos = 10 * NS_PER_MS;
 
 impl SenderMachine for Sender {
     fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment> {
@@ -87,6 +94,12 @@ impl SenderMachine for Sender {
         );
         p.rejected_acks
             .store(self.rejected().total(), Ordering::Relaxed);
+    }
+    fn publish_state(&self, p: &FlowProbe) {
+        if let Ok(mut st) = p.state.lock() {
+            st.clear();
+            self.cc().state(&mut st);
+        }
     }
 }
 
@@ -180,18 +193,25 @@ fn wait(
             sys::yield_now();
             let now = clock.now();
             if now >= wake {
-                stalls.due(wake, now);
+                stalls.woke(wake, now);
                 return Ok(now);
             }
         }
     }
     timer.arm_at(clock.to_monotonic(wake))?;
     sys::ppoll(fds, None)?;
-    if fds[1].revents & libc::POLLIN != 0 {
+    let fired = fds[1].revents & libc::POLLIN != 0;
+    if fired {
         timer.clear();
     }
     let woke = clock.now();
-    stalls.due(wake, woke);
+    // Only a wake-up by the timer measures timer lateness; one by a packet came before the deadline
+    // (or a stall, which `due` logs either way).
+    if fired {
+        stalls.woke(wake, woke);
+    } else {
+        stalls.due(wake, woke);
+    }
     Ok(woke)
 }
 
@@ -219,8 +239,9 @@ pub fn run_sender<S: SenderMachine>(
     let mut pending = false;
     let mut stopped = false;
     // When the loop should next come around ([`crate::disturbance`]).
-    let mut stalls = StallLog::default();
+    let mut stalls = StallLog::for_window(probe.measure);
     let mut due = clock.now();
+    let mut state_due = due;
     let peer = sock.peer_addr().ok();
     loop {
         let now = clock.now();
@@ -283,6 +304,10 @@ pub fn run_sender<S: SenderMachine>(
             }
         }
         m.publish(probe);
+        if now >= state_due {
+            m.publish_state(probe);
+            state_due = now + STATE_EVERY;
+        }
         let mut wake = now + MAX_SLEEP;
         if !stopped {
             wake = wake.min(stop_at);
@@ -319,7 +344,7 @@ pub fn run_receiver<R: ReceiverMachine>(
     let mut rbuf = vec![0u8; 2048];
     let mut tx = Vec::with_capacity(crate::wire::ACK_MAX_LEN);
     let mut peer = peer;
-    let mut stalls = StallLog::default();
+    let mut stalls = StallLog::for_window(probe.measure);
     let mut due = clock.now();
     loop {
         stalls.due(due, clock.now());
