@@ -255,7 +255,7 @@ pub fn run_sender<S: SenderMachine>(
             probe.stalls.lock().unwrap().push(("sender", stalls));
             return Ok(());
         }
-        while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
+        while let Some(meta) = recv_counting(fd, &mut rbuf, probe)? {
             if peer.is_some() && meta.from.map(SocketAddr::V4) != peer {
                 probe.foreign.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -297,9 +297,13 @@ pub fn run_sender<S: SenderMachine>(
                     pending = true;
                     break;
                 }
-                // The receiver's port is not there yet (ICMP port unreachable from an early packet):
-                // the transport retransmits what is lost, as for any other loss.
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => pending = false,
+                // The receiver's port is not there yet (ICMP port unreachable from an early packet),
+                // or a forged ICMP message: the transport retransmits what is lost, as for any other
+                // loss. The datagram was not sent.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    probe.port_unreachable.fetch_add(1, Ordering::Relaxed);
+                    pending = false;
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -352,7 +356,7 @@ pub fn run_receiver<R: ReceiverMachine>(
             probe.stalls.lock().unwrap().push(("receiver", stalls));
             return Ok(());
         }
-        while let Some(meta) = sys::recv_meta(fd, &mut rbuf)? {
+        while let Some(meta) = recv_counting(fd, &mut rbuf, probe)? {
             let now = clock.now();
             if peer.is_some() && meta.from != peer {
                 probe.foreign.fetch_add(1, Ordering::Relaxed);
@@ -397,6 +401,26 @@ pub fn run_receiver<R: ReceiverMachine>(
             sys::pollfd(timer.raw(), libc::POLLIN),
         ];
         due = wait(&mut timer, &mut fds, wake, clock, &mut stalls, now)?;
+    }
+}
+
+/// [`sys::recv_meta`], but an ICMP port unreachable reported for the socket (ECONNREFUSED: Linux
+/// reports it on a connected UDP socket's next send *or* receive, then clears it) is counted in
+/// `probe.port_unreachable` and the next datagram read. It says one datagram of ours was not taken —
+/// a loss the transport recovers — and anyone who can send IP packets can forge it, so it must not end
+/// the flow: returned as an error, it ended the sender thread (issue 28; `tests/port_unreachable.rs`).
+fn recv_counting(
+    fd: std::os::fd::RawFd,
+    buf: &mut [u8],
+    probe: &FlowProbe,
+) -> io::Result<Option<sys::RecvMeta>> {
+    loop {
+        match sys::recv_meta(fd, buf) {
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                probe.port_unreachable.fetch_add(1, Ordering::Relaxed);
+            }
+            r => return r,
+        }
     }
 }
 
