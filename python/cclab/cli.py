@@ -73,6 +73,51 @@ def _contract(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _Cli(click.Group):
+    """The ``cclab`` group: a usage error (missing argument, unknown option or command, bad value) is one
+    ``error:`` line on stderr and exit code 2, like every other bad input (docs/scenario.md "Rejections"),
+    instead of click's usage lines; ``--help`` is unchanged."""
+
+    def main(self, args: Any = None, prog_name: Optional[str] = None, complete_var: Optional[str] = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            msg = e.format_message().replace("\n", " ")
+            if not isinstance(e, _OutError) and e.ctx is not None:
+                msg += f" (`{e.ctx.command_path} --help` lists what it takes)"
+            click.echo(f"error: {msg}", err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            click.echo(f"error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:  # click's form of a Ctrl-C that no command caught itself
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+class _OutError(click.UsageError):
+    """A bad ``--out``, said as ``error: --out: …`` (the form of every other field)."""
+
+
+class _OutPath(click.Path):
+    """``--out``: an empty path (it would be the current folder) and a path that is not UTF-8 (Parquet
+    cannot write it, which used to fail after the run) are refused before anything runs."""
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        from .results import out_problem
+
+        if isinstance(value, (str, bytes)):
+            why = out_problem(value)
+            if why:
+                name = max(param.opts, key=len) if param is not None else "--out"
+                raise _OutError(f"{name}: {why}", ctx)
+        return super().convert(value, param, ctx)
+
+
 def _default_out(name: str, suffix: str = "") -> Path:
     """``results/<name><suffix>``: a scenario's name is a plain name (checked when it was validated),
     so the folder is always inside results/ — checked once more here, as the folder is created from it."""
@@ -82,7 +127,7 @@ def _default_out(name: str, suffix: str = "") -> Path:
     return out
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="print the cclab version (and git commit when run from a checkout) and exit")
 def cli() -> None:
@@ -91,7 +136,7 @@ def cli() -> None:
 
 @cli.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), help="results folder [results/<name>]")
+@click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path), help="results folder [results/<name>]")
 @click.option("--seed", type=int, default=None, help="override the scenario's seed")
 @click.option("--trace-packets", is_flag=True, help="also write a per-packet event log (trace.parquet)")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
@@ -199,7 +244,7 @@ def algorithms() -> None:
 
 @cli.command()
 @click.argument("experiments", nargs=-1)
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path),
               help="results folder [results/reproduce]; one subfolder per experiment")
 @click.option("--quick", is_flag=True, help="every run at a tenth of its duration (a first look; the claims are about full size)")
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="local worker processes [one per core]")
@@ -248,7 +293,7 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
 
 @cli.command()
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "-o", type=_OutPath(dir_okay=False, path_type=Path),
               help="the HTML file [FOLDER/report.html]")
 @click.option("--markdown", "markdown_doc", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="also rewrite the results section of this Markdown file (docs/reproduce.md) from the same data")
@@ -295,7 +340,7 @@ def _print_report(rep: Report) -> None:
 
 @cli.command()
 @click.argument("sweep_file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), help="results folder [results/<sweep file name>]")
+@click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path), help="results folder [results/<sweep file name>]")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
 @click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
 @click.option("--plots", is_flag=True, help="also write each run's PNG plots")
@@ -379,7 +424,7 @@ def _print_sweep(t: pd.DataFrame) -> None:
 @cli.command("plot")
 @click.argument("sweep_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.argument("settings", nargs=-1, metavar="[x=KEY] [y=METRIC] [hue=KEY]")
-@click.option("--out", "-o", "file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "-o", "file", type=_OutPath(dir_okay=False, path_type=Path),
               help="the y-vs-x figure [SWEEP_DIR/<y>_vs_<x>.png]; the throughput-delay one goes beside it")
 def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path]) -> None:
     """Draw a sweep: METRIC (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error
@@ -411,7 +456,7 @@ def net_group() -> None:
 
 @net_group.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), help="results folder [results/<name>-net]")
+@click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path), help="results folder [results/<name>-net]")
 @click.option("--seed", type=int, default=None, help="override the scenario's seed")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -60,6 +61,8 @@ STATE_SEP = "."
 FLOW_SUMMARY_FIRST = ("id", "cc", "group", "rtt", "goodput_bps", "share")
 # The figures Result.plot draws, by kind (python/cclab/plots: ``<kind>.png``).
 PLOT_KINDS = ("rate", "cwnd", "queue", "throughput_delay", "cdf")
+# Every file a run writes into its folder (Result.to_dir); a run into a reused folder removes them first.
+RUN_FILES = ("summary.json", "timeseries.parquet", "spec.json", "trace.parquet", *(f"{k}.png" for k in PLOT_KINDS))
 
 
 # The packet trace's categories (trace.parquet, res.trace): the simulator's event codes 0, 1, 2, 4 (3 is
@@ -103,12 +106,35 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def prepare_out(out: Union[str, Path], field: str = "out") -> Path:
+def out_problem(out: Union[str, bytes, os.PathLike]) -> Optional[str]:
+    """Why ``out`` cannot name results (None if it can): an empty path would be the current folder, and
+    a path that is not UTF-8 text cannot be written by Parquet (pyarrow encodes paths as UTF-8), which
+    used to fail only after the run. Checked before a run by :func:`prepare_out` and by the command line's
+    ``--out`` options."""
+    from .errors import show
+
+    text = os.fsdecode(out)
+    if text == "":
+        return 'is empty: give a path ("." for the current folder)'
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (f"{show(text)} is not UTF-8 text: the results' files are written through paths that must be "
+                "(Parquet); give a path of UTF-8 characters")
+    return None
+
+
+def prepare_out(out: Union[str, bytes, os.PathLike], field: str = "out") -> Path:
     """Creates the results folder ``out`` (and its parents) and checks that files can be written into
     it, before a run starts: a run's results are never lost to a bad folder after it finished. Raises a
     ScenarioError naming ``field`` (``--out`` on the command line) and why."""
     from .errors import ScenarioError, show
 
+    if isinstance(out, (str, bytes, os.PathLike)):
+        why = out_problem(out)
+        if why:
+            raise ScenarioError([(field, why)])
+        out = os.fsdecode(out)
     where = show(str(out))
     try:
         p = Path(out)
@@ -173,10 +199,17 @@ class Result:
         return df
 
     def to_dir(self, out: Union[str, Path], plots: bool = True) -> Path:
+        """Writes the run's files (:data:`RUN_FILES`) into ``out``. A reused folder first loses every run
+        file of the run before it, so none this run does not write (a trace, plots) is left beside its
+        own; files that are not a run's stay. ``meta.run_id`` (random, kept if the summary has one) goes
+        into summary.json and the Parquet files' metadata: :meth:`load` checks that they agree."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(_clean(self.summary), indent=1, sort_keys=True) + "\n")
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
         meta = self.summary.get("meta")
+        if isinstance(meta, dict):
+            meta.setdefault("run_id", uuid.uuid4().hex)
         write_parquet(self.timeseries(), out / "timeseries.parquet", meta)
         (out / "spec.json").write_text(json.dumps(self.spec, indent=1, sort_keys=True) + "\n")
         if self.trace is not None:
@@ -185,6 +218,8 @@ class Result:
             from .plots import write_plots
 
             write_plots(self.flows, self.links, self.summary, out, self.spec)
+        # Last: a folder with summary.json has every file of its run.
+        (out / "summary.json").write_text(json.dumps(_clean(self.summary), indent=1, sort_keys=True) + "\n")
         return out
 
     @classmethod
@@ -201,6 +236,7 @@ class Result:
         flows = _split(ts, "flow", FLOW_COLUMNS, spec)
         links = _split(ts, "link", LINK_COLUMNS, spec)
         trace = pd.read_parquet(d / "trace.parquet") if (d / "trace.parquet").exists() else None
+        _same_run(d, summary)
         return cls(summary, flows, links, spec, trace)
 
     def plot(self, kind: str = "rate") -> Figure:
@@ -246,6 +282,32 @@ class Result:
 
 def _num(x: Any, scale: float, fmt: str) -> str:
     return "–" if x is None or not math.isfinite(x) else format(x * scale, fmt)
+
+
+def _same_run(d: Path, summary: Any) -> None:
+    """Refuses a folder whose Parquet files were written by another run than its summary.json (their
+    ``meta.run_id`` differ: files copied in, or left by a cclab from before to_dir cleaned a reused
+    folder). A summary without a run id (written before run ids) is not checked."""
+    import pyarrow.parquet as pq
+
+    from .errors import ScenarioError
+
+    rid = summary.get("meta", {}).get("run_id") if isinstance(summary, dict) and isinstance(summary.get("meta"), dict) \
+        else None
+    if not rid:
+        return
+    for name in ("timeseries.parquet", "trace.parquet"):
+        f = d / name
+        if not f.exists():
+            continue
+        try:
+            theirs = json.loads((pq.read_schema(f).metadata or {}).get(b"cclab", b"{}")).get("run_id")
+        except (ValueError, AttributeError):
+            theirs = None
+        if theirs != rid:
+            raise ScenarioError([(str(f), f"belongs to another run than {d / 'summary.json'} (run id {theirs or 'none'}, "
+                                          f"not {rid}): the folder mixes two runs' files; run again into it, or "
+                                          "into an empty folder")])
 
 
 def flow_summary_frame(flows: list[dict]) -> pd.DataFrame:

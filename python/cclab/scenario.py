@@ -106,7 +106,32 @@ MAX_DEPTH = 32
 MAX_NAME = 100
 # An algorithm, queue, node or parameter name: a short string (a long one is no name, and would fill
 # the message that says it is unknown).
-Name = Annotated[str, Field(max_length=MAX_NAME)]
+# Invisible characters that Unicode files as letters or marks (Default_Ignorable_Code_Point outside the
+# "C" categories): the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme joiner, the
+# Khmer inherent vowels, the Mongolian and other variation selectors. A name made of them looks empty.
+_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
+                        "\U000e0100-\U000e01ef]")
+
+
+def invisible_char(v: str) -> Optional[str]:
+    """The first character of ``v`` a name may not hold, described ("U+2028 LINE SEPARATOR"), or None:
+    control, format, private-use, unassigned and surrogate characters (category C), line and paragraph
+    separators (Zl, Zp), and the invisible letters and marks of :data:`_INVISIBLE`. Such names print as
+    nothing, break lines in messages and tables, or look like another name."""
+    for c in v:
+        if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") or _INVISIBLE.match(c):
+            return f"U+{ord(c):04X}" + (f" {unicodedata.name(c)}" if unicodedata.name(c, "") else "")
+    return None
+
+
+def _check_visible(v: str) -> str:
+    bad = invisible_char(v)
+    if bad:
+        raise ValueError(f"must be a name of visible characters, got {show(v)}, which holds {bad}")
+    return v
+
+
+Name = Annotated[str, Field(max_length=MAX_NAME), AfterValidator(_check_visible)]
 # The estimate's bytes per flow (crates/cclab-spec/src/limits.rs FLOW_BYTES), to refuse a huge count early.
 _LIMITS_FLOW_BYTES = 6000.0
 
@@ -122,8 +147,8 @@ def _check_name(v: str) -> str:
         why = 'contains a path separator ("/" or "\\")'
     elif v.startswith("."):
         why = 'starts with "." (".", ".." and hidden folders are not names)'
-    elif any(unicodedata.category(c).startswith("C") for c in v):
-        why = "contains a control or format character"
+    elif invisible_char(v):
+        why = f"contains a control, format, line-separator or invisible character ({invisible_char(v)})"
     if why:
         shown = show(v) if len(v) <= MAX_NAME else show(v[:40] + "…")
         raise ValueError(f"must be a plain name (1–{MAX_NAME} characters, no path separators, control characters "
@@ -162,6 +187,7 @@ class _Model(BaseModel):
         if name not in type(self).model_fields:
             raise ScenarioError([(field, "unknown key")])
         old = self.__dict__.get(name)
+        _check_nesting(value, field)
         try:
             super().__setattr__(name, value)
         except ValidationError as e:
@@ -699,23 +725,54 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     return data
 
 
-def _check_nesting(obj: Any) -> None:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_text(v: str) -> Optional[str]:
+    """Why ``v`` is not Unicode text (a lone surrogate: Python strings may hold them, from the API or a
+    file name, no UTF-8 file can), or None. Refused here: downstream it used to surface as serde's
+    "unexpected end of hex escape" or pydantic's "unable to parse raw data"."""
+    m = _SURROGATE.search(v)
+    if m is None:
+        return None
+    return (f"is not valid Unicode text: character {m.start() + 1} is a lone surrogate (U+{ord(m.group()):04X}), "
+            "which no UTF-8 file can hold")
+
+
+def _check_nesting(obj: Any, base: str = "") -> None:
     """Refuses tables and arrays nested deeper than :data:`MAX_DEPTH` (no scenario key is deeper than 6),
-    naming where; walked without recursion, so any depth is safe to check."""
-    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    and strings or keys that are not Unicode text (:func:`_not_text`), naming where (under ``base``, the
+    field ``obj`` is assigned to); walked without recursion, so any depth is safe to check."""
+    stack: list[tuple[Any, str, int]] = [(obj, base, 0)]
     while stack:
         node, where, depth = stack.pop()
         if depth > MAX_DEPTH:
             where = where if len(where) <= 80 else where[:80] + "…"
             raise ScenarioError([(where or "scenario", f"nested deeper than {MAX_DEPTH} levels of tables and arrays")])
-        if isinstance(node, dict):
+        if isinstance(node, str):  # the top level only: strings inside are checked below, not pushed
+            _check_text(node, where)
+        elif isinstance(node, dict):
             for k, v in node.items():
-                if isinstance(v, (dict, list, tuple)):
-                    stack.append((v, f"{where}.{k}" if where else str(k), depth + 1))
+                why = _not_text(k) if isinstance(k, str) else None
+                if why:
+                    raise ScenarioError([(where or "scenario", f"has a key that {why}")])
+                here = f"{where}.{k}" if where else str(k)
+                if isinstance(v, str):
+                    _check_text(v, here)
+                elif isinstance(v, (dict, list, tuple)):
+                    stack.append((v, here, depth + 1))
         elif isinstance(node, (list, tuple)):
             for i, v in enumerate(node):
-                if isinstance(v, (dict, list, tuple)):
+                if isinstance(v, str):
+                    _check_text(v, f"{where}[{i}]")
+                elif isinstance(v, (dict, list, tuple)):
                     stack.append((v, f"{where}[{i}]", depth + 1))
+
+
+def _check_text(v: str, where: str) -> None:
+    why = _not_text(v)
+    if why:
+        raise ScenarioError([(where or "scenario", why)])
 
 
 def _memory_cap() -> Optional[float]:

@@ -41,12 +41,31 @@ def show_value(value: object) -> str:
         return f"an integer of {len(str(abs(value)))} digits"
     if isinstance(value, str) and len(value) > _SHOW_MAX:
         return f"{json.dumps(value[:40])}… ({len(value)} characters)"
+    if not isinstance(value, (str, int, float, list, tuple, dict)) and value is not None:
+        plain = _plain(value)
+        if plain.startswith("a Python "):
+            return plain
     try:
-        text = json.dumps(value, default=str)
+        text = json.dumps(value, default=_plain)
     except (ValueError, RecursionError):
         text = type(value).__name__
     if len(text) > _SHOW_MAX:
         return f"{text[:60]}… ({type(value).__name__} of {len(text)} characters)"
+    return text
+
+
+def _plain(o: object) -> str:
+    """A value that is not JSON as a reader would say it: a TOML date or time as written, an object whose
+    text is Python's default ``<object object at 0x…>`` by its type ("a Python object", "a Python set")."""
+    iso = getattr(o, "isoformat", None)
+    if callable(iso):
+        try:
+            return str(iso())
+        except (TypeError, ValueError):
+            pass
+    text = str(o)
+    if " at 0x" in text or text.startswith("<") or isinstance(o, (set, frozenset, bytes, bytearray)):
+        return f"a Python {type(o).__name__}"
     return text
 
 
