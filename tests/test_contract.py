@@ -155,12 +155,18 @@ def test_non_utf8_and_oversized_files_exit_2(tmp_path):
     assert r.exit_code == 2, r.output
     assert "not UTF-8 text (byte 0xe9 at line 1, column 12)" in r.output
     # /dev/zero in a child with 4 GiB of address space: reading it whole would end in MemoryError (or, with
-    # no cap, in swapping the machine); it is refused by its size after 16 MiB.
+    # no cap, in swapping the machine); only regular files are read, so it is refused before any read
+    # (issue 28: a FIFO waited for a writer forever). A regular file over 16 MiB is refused by its size.
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY)); "
             "sys.argv = ['cclab', 'validate', '/dev/zero']; from cclab.cli import main; main()")
     r2 = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r2.returncode == 2, r2.stderr[-2000:]
-    assert "error: /dev/zero: is larger than 16 MiB" in r2.stderr and "Traceback" not in r2.stderr
+    assert "error: /dev/zero: is not a regular file (a device)" in r2.stderr and "Traceback" not in r2.stderr
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(17 << 20)  # sparse: 17 MiB of NULs without writing them
+    r3 = CliRunner().invoke(cli, ["validate", str(big)])
+    assert r3.exit_code == 2 and "is larger than 16 MiB" in r3.output, r3.output
 
 
 def test_a_nul_in_the_name_is_refused_before_running():

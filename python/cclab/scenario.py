@@ -692,17 +692,11 @@ def as_scenario(s: ScenarioLike, datapath: str = "sim") -> Scenario:
 
 def read_text(path: Path, what: str) -> str:
     """A text file's contents as UTF-8, at most :data:`MAX_FILE_BYTES`; a ScenarioError naming the file
-    (and the line of a byte that is not UTF-8) otherwise. Devices and pipes are read the same way, so
-    ``/dev/zero`` is refused by its size, not read until memory runs out."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as e:
-        raise ScenarioError([(str(path), f"cannot read {what}: {e.strerror or e}")]) from None
-    except ValueError as e:  # a NUL in the path
-        raise ScenarioError([(show(str(path)), f"cannot read {what}: {e}")]) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ScenarioError([(str(path), f"is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a {what}")])
+    (and the line of a byte that is not UTF-8) otherwise. Only regular files are read: a FIFO, a device
+    (``/dev/zero``) or a folder is refused before anything is read from it."""
+    from .files import read_bytes
+
+    data = read_bytes(path, what, MAX_FILE_BYTES)  # regular files only: a FIFO would wait for a writer forever
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -86,7 +86,11 @@ def resolve(value: str) -> Path:
     """The file a link's ``trace`` value names: a shipped trace's name, else a path."""
     if value in builtin():
         return HERE / f"{value}.trace"
-    p = Path(value).expanduser()
+    try:
+        p = Path(value).expanduser()
+    except RuntimeError:  # "~user/…" with no such user (or no home folder)
+        user = value[1:].split("/", 1)[0] or "this user"
+        raise ValueError(f"cannot expand {value!r}: {user} has no home folder here; give the path in full") from None
     if not p.is_absolute():
         p = (BASE_DIR.get() or Path.cwd()) / p
     return p
@@ -106,13 +110,11 @@ def load(value: str) -> Trace:
                          f"{', '.join(builtin())})") from None
     if key in _CACHE:
         return _CACHE[key]
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_TRACE_BYTES + 1)
-    except OSError as e:
-        raise ValueError(f"cannot read trace file {str(path)!r}: {e.strerror or e}") from None
-    if len(data) > MAX_TRACE_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_TRACE_BYTES // (1024 * 1024)} MiB: not a trace")
+    from ..files import read_bytes
+
+    # Regular files only: a FIFO would wait for a writer forever (a ScenarioError is a ValueError: the model
+    # reports it under the link's ``trace`` field).
+    data = read_bytes(path, "trace file", MAX_TRACE_BYTES)
     times: list[float] = []
     prev = 0.0
     for n, raw in enumerate(data.split(b"\n"), start=1):
