@@ -52,29 +52,57 @@ def show(tag, s):
 
 
 ATTEMPTS = 4
+# After a test whose every attempt was disturbed, the next tests try at most this many times before
+# skipping, until one of their runs is quiet again: a machine that stayed busy for ATTEMPTS runs usually
+# stays busy, and rerunning every test 4 times under it took `make test` past its time budget.
+ATTEMPTS_WHILE_BUSY = 2
+_busy = False
+
+
+def figures(s):
+    """What the machine did to a real run's measure window, in one line (`net.disturbance`; crates/
+    cclab-net/src/disturbance.rs, docs/real-datapath.md "What the machine does to a run")."""
+    d = s["net"]["disturbance"]
+    num = lambda v, fmt, scale=1: "n/a" if v is None else format(v * scale, fmt)
+    host = [h[0] for h in d["host_latency_ms"] if h is not None]
+    return (f"CPU pressure {num(d['cpu_pressure'], '.0f', 100)} %, steal {num(d['steal_fraction'], '.1f', 100)} %, "
+            f"emulator late p50/p99 {num(d['emulator_late_p50_us'], '.0f')}/{num(d['emulator_late_p99_us'], '.0f')} µs, "
+            f"timers late p50/p99 {num(d['timer_late_p50_us'], '.0f')}/{num(d['timer_late_p99_us'], '.0f')} µs, "
+            f"host latency p50 {'/'.join(f'{h:.2f}' for h in host) or 'n/a'} ms, "
+            f"longest stall {d['longest_stall_ms']:.0f} ms")
 
 
 def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
     """The summary of a real run (`run()`) whose measure window the machine left undisturbed and that
     `accept`s, trying at most `attempts` times; the last run is returned and asserted whatever `accept`
-    says. If the machine disturbed every attempt, the test is skipped with the machine's reason.
+    says. If the machine disturbed every attempt, the test is skipped with "disturbed: <figures>".
 
-    Why: on this kind of machine (a 2-vCPU VM) the hypervisor's steal rose from 0.25 % idle to 9-36 %
-    during real runs at busy times, in stalls of 2-20 ms; a disturbed window measures the machine, not
-    our code (MaxNet's queue went from 0.35 to 5.8 packets, failing CI once). `cclab-net` measures steal
-    and thread stalls over the window and sets `net.disturbed` with a warning (crates/cclab-net/src/
-    disturbance.rs). Skipping then, rather than failing, is the rule for any missing precondition here
-    (root, TUN): the skip reason names the steal measured.
+    Why: a real run compares timings, and on a 2-core machine its threads share the CPUs with whatever
+    else runs. The hypervisor's steal (9-36 % during real runs at busy times on this VM) and ordinary
+    contention (another process keeping one core busy: our threads then wake hundreds of µs late, and
+    issue 28 saw a BBR, a Vegas and a reverse-flow comparison fail by 2-20 % of their bound) both
+    measure the machine, not our code. `cclab-net` measures over the window what disturbed it (CPU
+    pressure, steal, the emulator's and our endpoints' lateness, host latency, stalls: `net.disturbance`)
+    and sets `net.disturbed` when a figure passes its calibrated threshold. Skipping then, rather than
+    failing, is the rule for any missing precondition here (root, TUN); the skip names the figures. A
+    run the machine left quiet is asserted: a comparison that fails then is a real failure.
     """
+    global _busy
+    if _busy:
+        attempts = min(attempts, ATTEMPTS_WHILE_BUSY)
     for k in range(attempts):
         s = run()
-        if not s["net"]["disturbed"] and accept(s):
-            return s
-        why = s["warnings"][-1] if s["net"]["disturbed"] else "not accepted"
+        if not s["net"]["disturbed"]:
+            _busy = False
+            if accept(s):
+                return s
+        why = f"disturbed: {figures(s)}" if s["net"]["disturbed"] else f"not accepted ({figures(s)})"
         print(f"\nreal run {k + 1}: {why}")
     if s["net"]["disturbed"]:
+        _busy = True
         test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
-        pytest.skip(f"{test}: the machine disturbed all {attempts} real runs; the last: {s['warnings'][-1]}")
+        reasons = "; ".join(s["net"]["disturbance"]["reasons"])
+        pytest.skip(f"{test}: disturbed: {figures(s)} (all {attempts} runs; the last: {reasons})")
     return s
 
 
@@ -189,6 +217,25 @@ def test_kernel_cubic_vs_our_cubic():
         assert res[c]["links"][0]["utilization"] > 0.95
 
 
+BBR_D = dumbbell("bbr", [{"cc": "bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
+KBBR_D = dumbbell("kbbr", [{"cc": "kernel:bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
+# BBR on this path has two states, in Linux's tcp_bbr as in ours: the usual one (queue 31-44 packets,
+# mean RTT 43.6-44.6 ms) and, in about 1 run in 8, a standing queue (73-143 packets, 49-57 ms; CI
+# 2026-11-26: 2 of 16 runs of ours, 1 of 7 of the kernel's). A queue above 60 packets (0.18 BDP) is the
+# second state.
+BBR_STANDING_QUEUE = 60
+
+
+def _kernel_bbr_model(res):
+    # Linux BBR's own model (TCP_CC_INFO) in the time series: RTprop is the path's 40 ms (+ the
+    # emulator's few µs; 1 ms allowed), BtlBw the link's payload rate (100 Mbit/s × 1448/1500 = 96.5;
+    # the max filter holds the best of 10 rounds, so within 8 %), and ProbeBW's gain cycle reaches 5/4.
+    f = res.flows[res.flows["t"] > 3]
+    assert abs(f["kernel:bbr.rtprop_s"].median() - 0.040) < 0.001, f["kernel:bbr.rtprop_s"].describe()
+    assert rel(f["kernel:bbr.btlbw_bps"].median(), 96.5e6) < 0.08, f["kernel:bbr.btlbw_bps"].describe()
+    assert f["kernel:bbr.pacing_gain"].max() == 1.25 and (f["kernel:bbr.cwnd_gain"] == 2.0).all()
+
+
 @needs_net
 def test_bbr_matches_kernel_bbr():
     # One flow, 100 Mbit/s, 40 ms, BDP buffer, window 3-10 s, through the same emulator: Linux's tcp_bbr,
@@ -197,21 +244,43 @@ def test_bbr_matches_kernel_bbr():
     # mean RTT within 10 % of the kernel's (issue 12's target). The queue bound guards the pacing fix: our
     # sender once stretched its pacing schedule by every late timer wake-up and could not pace above the
     # link rate, so BBR's 5/4 probing built no queue (1.5 packets, and 91.6 Mbit/s).
-    d = dumbbell("bbr", [{"cc": "bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
-    kd = dumbbell("kbbr", [{"cc": "kernel:bbr", "rtt": "40ms"}], "100Mbps", 10, 3)
+    # `make test`'s version: each side in BBR's usual state (see BBR_STANDING_QUEUE), one run each when
+    # it is (7 in 8), at most 3: the comparison is of the usual state, and a side that is never in it in
+    # 3 runs (chance about 1 in 500 if both have the 1-in-8 rate) is asserted anyway and fails. The
+    # statistical version over both states (medians of 3 kernel and 5 of our runs) is
+    # test_bbr_matches_kernel_bbr_over_runs, in `make validate`.
+    usual = lambda s: s["links"][0]["mean_queue_pkts"] <= BBR_STANDING_QUEUE
+    kres = []  # every kernel run, so that the accepted (last) one's time series can be read
+    kernel = quiet(lambda: (kres.append(net.run(KBBR_D, progress=False)) or kres[-1].summary), usual, 3)
+    ours = quiet(lambda: net.run(BBR_D, progress=False).summary, usual, 3)
+    sim = cclab.run(BBR_D, progress=False).summary
+    for tag, s in [("kernel", kernel), ("ours", ours), ("sim", sim)]:
+        show(tag, s)
+    k = kernel["flows"][0]
+    for f in (ours["flows"][0], sim["flows"][0]):
+        assert rel(f["goodput_bps"], k["goodput_bps"]) < 0.10
+        assert rel(f["mean_rtt"], k["mean_rtt"]) < 0.10
+    assert ours["links"][0]["mean_queue_pkts"] > 5, ours["links"][0]
+    _kernel_bbr_model(kres[-1])
+
+
+@needs_net
+@pytest.mark.validate
+def test_bbr_matches_kernel_bbr_over_runs():
+    # test_bbr_matches_kernel_bbr over both of BBR's states (`make validate`: 8 real runs, ~2 min).
     # The reference is the median of 3 kernel runs: one run is one draw, and Linux's BBR has rare runs
     # with a standing queue (in CI on 2026-11-26 one had a mean RTT of 53.0 ms, where 6 runs that day gave
     # 43.6-44.3 ms).
-    kres = []  # every kernel run, so that the accepted (last) one's time series can be read
-    kernel = [quiet(lambda: (kres.append(net.run(kd, progress=False)) or kres[-1].summary)) for _ in range(3)]
+    kres = []
+    kernel = [quiet(lambda: (kres.append(net.run(KBBR_D, progress=False)) or kres[-1].summary)) for _ in range(3)]
     # Ours is 5 runs for the same reason: in CI on 2026-11-26 one run of ours had a mean RTT of 50.7 ms and
     # a queue of 88 packets, another 57.5 ms and 143, where the others gave 44.1-44.6 ms and 33-38 packets.
     # Measured that day, 16 runs: 2 in that standing-queue state, with or without the pacing catch-up.
     # Kernel BBR has it too (53.0 ms once in CI). So both sides are compared by their median, which one
     # such run cannot move; a mean of 3 failed when one of ours had it.
-    ours_runs = [quiet(lambda: net.run(d, progress=False).summary) for _ in range(5)]
+    ours_runs = [quiet(lambda: net.run(BBR_D, progress=False).summary) for _ in range(5)]
     ours = ours_runs[-1]
-    sim = cclab.run(d, progress=False).summary
+    sim = cclab.run(BBR_D, progress=False).summary
     for tag, s in [("kernel", k) for k in kernel] + [("ours", o) for o in ours_runs] + [("sim", sim)]:
         show(tag, s)
     keys = ("goodput_bps", "mean_rtt")
@@ -221,13 +290,7 @@ def test_bbr_matches_kernel_bbr():
         assert rel(f["goodput_bps"], k["goodput_bps"]) < 0.10
         assert rel(f["mean_rtt"], k["mean_rtt"]) < 0.10
     assert ours["links"][0]["mean_queue_pkts"] > 5, ours["links"][0]
-    # Linux BBR's own model (TCP_CC_INFO) in the time series: RTprop is the path's 40 ms (+ the
-    # emulator's few µs; 1 ms allowed), BtlBw the link's payload rate (100 Mbit/s × 1448/1500 = 96.5;
-    # the max filter holds the best of 10 rounds, so within 8 %), and ProbeBW's gain cycle reaches 5/4.
-    f = kres[-1].flows[kres[-1].flows["t"] > 3]
-    assert abs(f["kernel:bbr.rtprop_s"].median() - 0.040) < 0.001, f["kernel:bbr.rtprop_s"].describe()
-    assert rel(f["kernel:bbr.btlbw_bps"].median(), 96.5e6) < 0.08, f["kernel:bbr.btlbw_bps"].describe()
-    assert f["kernel:bbr.pacing_gain"].max() == 1.25 and (f["kernel:bbr.cwnd_gain"] == 2.0).all()
+    _kernel_bbr_model(kres[-1])
 
 
 def _registered(name):
