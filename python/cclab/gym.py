@@ -59,9 +59,9 @@ from gymnasium import spaces
 
 from . import _native
 from .scenario import ScenarioLike, as_scenario
-from .units import UnitError, parse_time
+from .units import UnitError, parse_time, show_value
 
-__all__ = ["DEFAULT_SCENARIO", "ENV_ID", "INFO_KEYS", "OBS_NAMES", "CongestionControlEnv"]
+__all__ = ["DEFAULT_SCENARIO", "ENV_ID", "INFO_KEYS", "LIMITS", "OBS_NAMES", "CongestionControlEnv"]
 
 ENV_ID = "cclab/CongestionControl-v0"
 #: The scenario used when none is given: the agent's flow (flow 0; its ``cc`` is a placeholder, replaced
@@ -97,18 +97,82 @@ def _bad(arg: str, msg: str) -> ValueError:
     return ValueError(f"{arg}: {msg}")
 
 
-def _positive(arg: str, v: Any, *, integer: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-        raise _bad(arg, f"must be a positive {'integer' if integer else 'number'}, got {v!r}")
-    if not math.isfinite(v) or v <= 0:
-        raise _bad(arg, f"must be a positive {'integer' if integer else 'number'}, got {v!r}")
+#: Upper bounds of the constructor's arguments (and the shortest step), each refused above with a
+#: ValueError naming the argument (docs/gym.md "Errors"). Why these values:
+#: ``history``: each step copies the stack (7 × history values), so 1000 already costs about what the
+#: simulator's step does, and is 10 s of history at 10 ms, the whole default episode (10^9 ran out of
+#: memory at reset). ``action_scale``: one step multiplies by up to 2^scale; 2^64 ≈ 1.8e19 already
+#: jumps from one clip to the other of any window or rate range allowed here (2000 overflowed a float).
+#: ``max_cwnd_bdp``, ``max_rate``: a window of 10^6 BDP is far above any buffer the simulator allows,
+#: so larger clips change nothing, and keep the observation finite in float32 (1e300 became inf).
+#: ``rate_cwnd_gain``: a window cap of 1000 × rate × srtt no longer caps anything. ``delay_weight``,
+#: ``loss_weight``: the reward's terms are normalised to about 1, so 10^6 already makes the others
+#: vanish (1e308 gave rewards of -9e307). ``step_min``: 1 µs, about one 1500-byte packet at 10 Gbit/s; a
+#: shorter step advances no event (1e-12 s made an episode of 10^13 empty steps).
+LIMITS: dict[str, Any] = {"history": 1000, "action_scale": 64.0, "max_cwnd_bdp": 1e6, "max_rate": 1e6,
+                          "rate_cwnd_gain": 1e3, "delay_weight": 1e6, "loss_weight": 1e6, "step_min": 1e-6}
+
+
+def _number(v: Any) -> bool:
+    return not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating))
+
+
+# Below the range the messages are those of before the upper bounds ("must be a positive number, got 0");
+# above it they give the whole range.
+def _positive(arg: str, v: Any) -> float:
+    """A number in (0, LIMITS[arg]]."""
+    hi = LIMITS[arg]
+    if not _number(v) or math.isnan(v) or v <= 0:
+        raise _bad(arg, f"must be a positive number, got {v!r}")
+    if not v <= hi:
+        raise _bad(arg, f"must be a number in (0, {hi:g}], got {v!r}")
     return float(v)
 
 
 def _nonneg(arg: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+    """A number in [0, LIMITS[arg]]."""
+    hi = LIMITS[arg]
+    if not _number(v) or math.isnan(v) or v < 0:
         raise _bad(arg, f"must be a finite number ≥ 0, got {v!r}")
+    if not v <= hi:
+        raise _bad(arg, f"must be a number in [0, {hi:g}], got {v!r}")
     return float(v)
+
+
+def _count(arg: str, v: Any) -> int:
+    """An integer in [1, LIMITS[arg]] (numpy integers included)."""
+    hi = LIMITS[arg]
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise _bad(arg, f"must be a positive integer, got {v!r}")
+    if v > hi:
+        raise _bad(arg, f"must be an integer in [1, {hi}], got {v!r}")
+    return int(v)
+
+
+def _action_value(action: Any) -> float:
+    """The one value of an action, checked against the action space Box(-1, 1, (1,), float32): numbers
+    only (not strings, booleans or objects), exactly one value in any shape ((1,), (), (1, 1)), finite,
+    within [-1, 1]. Before: an empty action raised IndexError, an object TypeError, the second value of a
+    2-element action was ignored and 1.5 was silently clipped."""
+    if isinstance(action, (float, int)) and not isinstance(action, bool):
+        a = float(action)
+    else:
+        try:
+            arr = np.asarray(action)
+        except (ValueError, TypeError):  # ragged nested lists
+            raise _bad("action", f"must be a number or an array of numbers, got {show_value(action)}") from None
+        if arr.dtype.kind not in "fiu":
+            got = show_value(action) if arr.dtype.kind == "O" else f"an array of {arr.dtype}"
+            raise _bad("action", f"must be a number or an array of numbers, got {got}")
+        if arr.size != 1:
+            raise _bad("action", f"must hold exactly one value (the action space is Box(-1, 1, (1,))), got shape {arr.shape}")
+        a = float(arr.reshape(-1)[0])
+    if not math.isfinite(a):
+        raise _bad("action", f"must be finite, got {a}")
+    if not -1.0 <= a <= 1.0:
+        raise _bad("action", f"must be within the action space [-1, 1], got {a:g} (clip it, e.g. with "
+                             "gymnasium.wrappers.ClipAction)")
+    return a
 
 
 class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
@@ -179,8 +243,11 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
                 step_s = parse_time(step)
             except UnitError as e:
                 raise _bad("step", str(e)) from None
-            _positive("step", step_s)
-        self.history = int(_positive("history", history, integer=True))
+            if not math.isfinite(step_s) or step_s <= 0:
+                raise _bad("step", f"must be a positive number, got {step_s!r}")
+            if step_s < LIMITS["step_min"]:
+                raise _bad("step", f"must be at least 1 µs ({LIMITS['step_min']:g} s), got {step_s:g}")
+        self.history = _count("history", history)
         self.action_scale = _positive("action_scale", action_scale)
         self.delay_weight = _nonneg("delay_weight", delay_weight)
         self.loss_weight = _nonneg("loss_weight", loss_weight)
@@ -279,10 +346,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         sim = self._sim
         if sim is None:
             raise RuntimeError("call reset() before step()")
-        a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
-        if not math.isfinite(a):
-            raise _bad("action", f"must be finite, got {action!r}")
-        a = min(max(a, -1.0), 1.0)
+        a = _action_value(action)
         factor = 2.0 ** (self.action_scale * a)
         if self.action_kind == "cwnd":
             self._ctl = min(max(self._ctl * factor, 1.0), self.cwnd_max)
