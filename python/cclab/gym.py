@@ -154,7 +154,9 @@ def _action_value(action: Any) -> float:
     only (not strings, booleans or objects), exactly one value in any shape ((1,), (), (1, 1)), finite,
     within [-1, 1]. Before: an empty action raised IndexError, an object TypeError, the second value of a
     2-element action was ignored and 1.5 was silently clipped."""
-    if isinstance(action, (float, int)) and not isinstance(action, bool):
+    if type(action) is np.ndarray and action.shape == (1,) and action.dtype.kind == "f":
+        a = float(action[0])  # the common case (an agent's float32 array), checked in a fraction of a µs
+    elif isinstance(action, (float, int)) and not isinstance(action, bool):
         a = float(action)
     else:
         try:
