@@ -285,9 +285,10 @@ def _num(x: Any, scale: float, fmt: str) -> str:
 
 
 def _same_run(d: Path, summary: Any) -> None:
-    """Refuses a folder whose Parquet files were written by another run than its summary.json (their
-    ``meta.run_id`` differ: files copied in, or left by a cclab from before to_dir cleaned a reused
-    folder). A summary without a run id (written before run ids) is not checked."""
+    """Refuses a folder whose Parquet files were written by another cclab run than its summary.json
+    (their ``meta.run_id`` differ: files copied in, or left by a cclab from before to_dir cleaned a
+    reused folder). A summary without a run id (written before run ids) and a Parquet file without
+    cclab's metadata block (rewritten by another tool) are not checked."""
     import pyarrow.parquet as pq
 
     from .errors import ScenarioError
@@ -301,10 +302,11 @@ def _same_run(d: Path, summary: Any) -> None:
         if not f.exists():
             continue
         try:
-            theirs = json.loads((pq.read_schema(f).metadata or {}).get(b"cclab", b"{}")).get("run_id")
-        except (ValueError, AttributeError):
-            theirs = None
-        if theirs != rid:
+            block = (pq.read_schema(f).metadata or {}).get(b"cclab")
+            theirs = json.loads(block).get("run_id") if block is not None else rid
+        except (ValueError, AttributeError):  # unreadable metadata: the file's own loading reports it
+            theirs = rid
+        if theirs != rid:  # a file without our metadata block was written by another tool: not ours to judge
             raise ScenarioError([(str(f), f"belongs to another run than {d / 'summary.json'} (run id {theirs or 'none'}, "
                                           f"not {rid}): the folder mixes two runs' files; run again into it, or "
                                           "into an empty folder")])
