@@ -80,14 +80,43 @@ def test_cli_lists_runs_and_refuses(tmp_path):
     assert r.returncode == 0 and r.stdout.splitlines()[0].startswith("F1 ")
     r = cli("reproduce", "m2", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "the queue stays ≈ 0 throughout" in r.stdout and "holds" in r.stdout and "/5 seeds)" in r.stdout
+    assert "the queue stays ≈ 0 throughout" in r.stdout and "holds" in r.stdout and "/5 seeds: 1-5)" in r.stdout
     rep = json.loads((tmp_path / "M2" / "reproduce.json").read_text())
     assert rep["id"] == "M2" and len(rep["claims"]) == 6 and rep["quick"] is False and rep["seeds"] == [1, 2, 3, 4, 5]
-    assert all(c["seeds_held"][1] == 5 for c in rep["claims"])
+    assert rep["seeds_requested"] == [1, 2, 3, 4, 5] and rep["max_seeds"] == rp.MAX_SEEDS
+    assert all(c["seeds_held"][1] == 5 and c["seeds"] == [1, 2, 3, 4, 5] for c in rep["claims"])
+    assert all(c["verdict"] == "holds" and c["holds"] is True for c in rep["claims"])  # M2 holds on 5/5 (reproduce.md)
     assert (tmp_path / "M2" / "maxnet-seed1" / "summary.json").exists()
     r = cli("reproduce", "m2", "x9")
     assert r.returncode == 2 and r.stderr.startswith("error: experiments: unknown x9"), r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("arg,seeds", [("3", (1, 2, 3)), ("11-13", (11, 12, 13)), ("1,4,9", (1, 4, 9)),
+                                       (" 7 ", tuple(range(1, 8)))])
+def test_seeds_option_parses_a_count_a_range_or_a_list(arg, seeds):
+    from cclab.cli import _parse_seeds
+
+    assert _parse_seeds(arg) == seeds
+
+
+@pytest.mark.parametrize("arg", ["0", "-3", "5-2", "a", "1,,2", "1,1", "1-", "4294967296,1", ""])
+def test_seeds_option_refuses_what_is_not_a_seed_set(arg, tmp_path):
+    r = cli("reproduce", "m1", "--seeds", arg, "--out", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.startswith("error: --seeds:") and "allowed:" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "M1").exists()
+
+
+def test_seeds_option_runs_those_seeds_and_records_them(tmp_path):
+    # --seeds 11-12 runs seeds 11 and 12 and nothing else; --max-seeds equal to their number adds none.
+    r = cli("reproduce", "m1", "--quick", "--seeds", "11-12", "--max-seeds", "2", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((tmp_path / "M1" / "reproduce.json").read_text())
+    assert rep["seeds"] == [11, 12] and rep["seeds_requested"] == [11, 12]
+    assert sorted(p.name for p in (tmp_path / "M1").iterdir() if p.is_dir()) == ["maxnet-seed11", "maxnet-seed12"]
+    assert all(c["seeds"] == [11, 12] for c in rep["claims"])
+    r = cli("reproduce", "m1", "--seeds", "3", "--max-seeds", "2", "--out", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.startswith("error: --max-seeds:"), r.stderr
 
 
 def test_an_interrupted_reproduce_resumes_without_redoing_finished_runs(tmp_path, monkeypatch):
@@ -120,8 +149,9 @@ def test_run_many_uses_a_pool_and_resumes(tmp_path):
     rp.run_many(["B6"], tmp_path, quick=True, workers=2, seeds=(1, 2), on_done=lambda k, n: counts.append((k, n)))
     n = len(rp.experiments()["b6"].variants) * 2
     assert counts[0] == (0, n) and counts[-1] == (n, n)
-    runs = sorted(p.name for p in (tmp_path / "B6").iterdir())
+    runs = sorted(p.name for p in (tmp_path / "B6").iterdir() if p.is_dir())
     assert len(runs) == n and not any(p.endswith(".partial") for p in runs)
+    assert (tmp_path / "B6" / "reproduce.json").exists()  # run_many judges too
     stamp = {p: (tmp_path / "B6" / p / "summary.json").stat().st_mtime_ns for p in runs}
     shutil.rmtree(tmp_path / "B6" / runs[0])
     counts.clear()
@@ -130,3 +160,155 @@ def test_run_many_uses_a_pool_and_resumes(tmp_path):
     rep = rp.reproduce("B6", tmp_path / "B6", quick=True, seeds=(1, 2))  # loads, simulates nothing
     assert all((tmp_path / "B6" / p / "summary.json").stat().st_mtime_ns == stamp[p] for p in runs[1:])
     assert rep.claims and all(c.seeds_held[1] == 2 for c in rep.claims)
+
+
+# --- docs/experiments.md's setup tables against the scenario files ---------------------------------------
+
+def documented_setup(d: dict) -> dict[str, str]:
+    """A scenario file's setup as docs/experiments.md's setup table writes it: the link rates, the flows'
+    RTTs, the buffer, the flows (forward, reverse, other traffic sources) and the duration."""
+    from cclab.units import parse_rate, parse_time
+
+    topo = d["topology"]
+    links = topo.get("links") or [topo["bottleneck"]]
+
+    def distinct(xs):
+        return list(dict.fromkeys(xs))
+
+    def buf(b):
+        return f"{b} packets" if isinstance(b, int) else str(b)
+
+    flows = d["flows"]
+    fwd = sum(int(f.get("count", 1)) for f in flows if not f.get("reverse"))
+    rev = sum(int(f.get("count", 1)) for f in flows if f.get("reverse"))
+    other = len(d.get("traffic", []))
+    return {
+        "rate": " / ".join(f"{parse_rate(l['rate']) / 1e6:g} Mbit/s" for l in links),
+        "RTT": ", ".join(f"{parse_time(x) * 1e3:g} ms" for x in distinct(f["rtt"] for f in flows)),
+        "buffer": " / ".join(distinct(buf(l.get("buffer", "BDP")) for l in links)),
+        "flows": f"{fwd}" + (f" + {rev} reverse" if rev else "") + (f" + {other} background source{'s' if other > 1 else ''}" if other else ""),
+        "duration": f"{parse_time(d['duration']):g} s",
+    }
+
+
+SETUP_COLUMNS = ("scenario", "rate", "RTT", "buffer", "flows", "duration")
+
+
+def doc_setups(text: str) -> dict[str, dict[str, str]]:
+    """Every setup table of docs/experiments.md, by experiment id (the ### heading above it)."""
+    out: dict[str, dict[str, str]] = {}
+    exp = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("### "):
+            exp = line[4:].split(":")[0].strip()
+        if exp and line.startswith("| scenario | rate |") and i + 2 < len(lines):
+            cells = [c.strip() for c in lines[i + 2].strip().strip("|").split("|")]
+            out[exp] = dict(zip(SETUP_COLUMNS, cells))
+    return out
+
+
+def test_documented_setups_match_the_scenarios():
+    # docs/experiments.md gives each experiment's scenario setup as a table; it must say what the file
+    # runs (the variants change it as each section's text says).
+    text = (Path(__file__).parents[1] / "docs" / "experiments.md").read_text()
+    got = doc_setups(text)
+    exps = rp.experiments()
+    documented = [x for x in CANON if x in got]
+    assert {"F1", "M1", "B1"} <= set(documented), sorted(got)  # at least FAST, MaxNet, binomial
+    for x in documented:
+        e = exps[x.lower()]
+        row = got[x]
+        assert row["scenario"] == f"`{e.scenario}`", (x, row)
+        want = documented_setup(rp.scenario_dict(e.scenario))
+        assert {k: row[k] for k in want} == want, x
+
+
+# --- verdicts: holds / does not hold / inconclusive, and sequential seeds ---------------------------------
+
+def test_a_row_whose_ci_straddles_its_criterion_is_inconclusive():
+    from cclab.reproduce.overseeds import judged, verdict_of
+
+    above = lambda v: v >= 0.9
+    assert verdict_of([0.95, 0.96, 0.94, 0.95, 0.97], above) == "holds"  # CI [0.94, 0.97] clears 0.9
+    assert verdict_of([0.80, 0.82, 0.81, 0.79, 0.80], above) == "does not hold"
+    assert verdict_of([0.85, 0.95, 0.88, 0.97, 0.91], above) == "inconclusive"  # mean 0.91 ± 0.06
+    assert verdict_of([0.95], above) == "holds"  # one seed: no CI, that run's verdict
+    assert verdict_of([0.95, float("inf"), 0.96], above) == "inconclusive"  # not reached on one seed
+    assert verdict_of([0.5, float("inf")], above) == "does not hold"
+    c = judged("x", "p", [0.85, 0.95, 0.88, 0.97, 0.91], "≥ 0.9", above)
+    assert c.verdict == "inconclusive" and c.holds is None and c.seeds_held == (3, 5)
+
+
+def test_a_per_seed_row_is_judged_by_a_sign_test():
+    from cclab.reproduce.overseeds import sign_verdict
+
+    # P(X ≥ k | n, ½) < 0.05: 5/5 (0.031), 9/10 (0.011), 12/15 (0.018), 20/30 (0.049); not 4/5 (0.19), 8/10 (0.055)
+    assert [sign_verdict(k, 5) for k in (5, 4, 1, 0)] == ["holds", "inconclusive", "inconclusive", "does not hold"]
+    assert [sign_verdict(k, 10) for k in (9, 8, 2, 1)] == ["holds", "inconclusive", "inconclusive", "does not hold"]
+    assert sign_verdict(12, 15) == "holds" and sign_verdict(11, 15) == "inconclusive"
+    assert sign_verdict(20, 30) == "holds" and sign_verdict(19, 30) == "inconclusive"
+
+
+def test_an_axis_row_holds_only_when_every_point_does():
+    from cclab.reproduce.overseeds import judged_axis
+
+    above = lambda v: v >= 0.9
+    good, bad, unsure = [0.95, 0.96, 0.97], [0.5, 0.52, 0.51], [0.85, 0.97, 0.91]
+    assert judged_axis("x", "p", "n", {"a": good, "b": good}, "≥ 0.9", above).verdict == "holds"
+    assert judged_axis("x", "p", "n", {"a": good, "b": unsure}, "≥ 0.9", above).verdict == "inconclusive"
+    c = judged_axis("x", "p", "n", {"a": bad, "b": unsure}, "≥ 0.9", above)
+    assert c.verdict == "does not hold" and "a: 0.51 ± 0.02 ✗" in c.measured and c.seeds_held == (0, 3)
+
+
+def test_claims_keep_holds_for_old_readers():
+    c = rp.Claim("c", "p", "m", "k", True)
+    assert c.verdict == "holds" and c.holds is True
+    c = rp.Claim("c", "p", "m", "k", None, verdict="inconclusive")
+    assert c.holds is None
+    assert rp.Claim("c", "p", "m", "k", None).verdict == "reported"
+    with pytest.raises(ValueError, match="verdict"):
+        rp.Claim("c", "p", "m", "k", None, verdict="maybe")
+
+
+def test_inconclusive_rows_get_more_seeds_and_settled_rows_keep_theirs():
+    # A fake experiment: row "a" holds on every seed; row "b" has a per-seed value that sits just above its
+    # criterion with a spread, so its CI straddles on 5 seeds and clears it on more. The experiment runs
+    # batches of SEED_BATCH seeds until "b" settles; "a" keeps the seeds it settled on.
+    from cclab.reproduce import _Sequence
+    from cclab.reproduce.overseeds import judged
+
+    class R:
+        def __init__(self, seed):
+            self.summary = {"seed": seed}
+
+    noise = {s: (0.2 if s % 2 else -0.2) for s in range(1, 40)}
+
+    def claims(res):
+        seeds = [r.summary["seed"] for r in res["v"]]
+        return [judged("a", "p", [1.0 for _ in seeds], "≥ 0", lambda v: v >= 0),
+                judged("b", "p", [0.1 + noise[s] for s in seeds], "> 0", lambda v: v > 0)]
+
+    e = rp.Experiment("X1", "paper", "t", "fast_f4.toml", {"v": lambda d: d}, claims, seeds=(1, 2, 3, 4, 5))
+    seq = _Sequence(e, e.seeds, 30)
+    res = {"v": []}
+    rounds = 0
+    while seq.batch:
+        res["v"] += [R(s) for s in seq.batch]
+        seq.judge(res)
+        rounds += 1
+    a, b = seq.rows
+    assert a.verdict == "holds" and a.seeds == [1, 2, 3, 4, 5]
+    # b: odd seeds 0.3, even −0.1 (sd ≈ 0.21): the CI's lower end is −0.19 at 5 seeds, −0.05 at 10,
+    # −0.001 at 15 and +0.004 at 20, where it clears 0: four rounds.
+    assert b.verdict == "holds" and b.seeds == list(range(1, 21)) and rounds == 4
+    # Never settling: the bound stops it, and the row says how many seeds it ran.
+    seq = _Sequence(rp.Experiment("X2", "p", "t", "fast_f4.toml", {"v": lambda d: d},
+                                  lambda res: [judged("c", "p", [noise[r.summary["seed"]] for r in res["v"]], "> 0",
+                                                      lambda v: v > 0)], seeds=(1, 2, 3, 4, 5)), (1, 2, 3, 4, 5), 12)
+    res = {"v": []}
+    while seq.batch:
+        res["v"] += [R(s) for s in seq.batch]
+        seq.judge(res)
+    (c,) = seq.rows
+    assert c.verdict == "inconclusive" and c.seeds == list(range(1, 13)) and c.seeds_held[1] == 12

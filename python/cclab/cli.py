@@ -249,9 +249,13 @@ def algorithms() -> None:
 @click.option("--quick", is_flag=True, help="every run at a tenth of its duration (a first look; the claims are about full size)")
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="local worker processes [one per core]")
 @click.option("--scheduler", help="run on a Dask cluster at this address (tcp://host:8786) instead")
+@click.option("--seeds", "seeds_arg", help="the seeds to start from: a count (5 = seeds 1-5), a range (11-15) or a "
+              "list (1,4,9) [each experiment's own]")
+@click.option("--max-seeds", type=int, help="run batches of 5 more seeds while a row is inconclusive, up to this "
+              "many seeds in all [30]; the number of --seeds turns it off")
 @_contract
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, workers: Optional[int],
-              scheduler: Optional[str]) -> None:
+              scheduler: Optional[str], seeds_arg: Optional[str], max_seeds: Optional[int]) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
     EXPERIMENTS are ids from docs/experiments.md (F1-F4, M1-M6, B1-B7, L1-L5, D1-D4) or `all`; none lists
@@ -271,6 +275,13 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
         _fail(ValueError(f"experiments: unknown {', '.join(bad)}; allowed: "
                          f"{', '.join(e.id for e in exps.values())} or all"))
         return
+    seeds = _parse_seeds(seeds_arg) if seeds_arg is not None else None
+    if max_seeds is not None and max_seeds < (len(seeds) if seeds else 1):
+        _fail(ValueError(f"--max-seeds: {max_seeds} is fewer than the seeds asked for; allowed: at least "
+                         f"{len(seeds) if seeds else 1}"))
+        return
+    if max_seeds is None:
+        max_seeds = rp.MAX_SEEDS
     out = out or Path("results") / "reproduce"
     from rich.progress import Progress
 
@@ -279,16 +290,41 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
     try:
         with Progress(transient=True) as bar:
             task = bar.add_task("runs", total=None)
-            rp.run_many(ids, out, quick=quick, workers=workers, scheduler=scheduler,
-                        on_done=lambda n, total: bar.update(task, completed=n, total=total))
+            reports = rp.run_many(ids, out, quick=quick, workers=workers, scheduler=scheduler, seeds=seeds,
+                                  max_seeds=max_seeds,
+                                  on_done=lambda n, total: bar.update(task, completed=n, total=total))
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished runs are kept in {out}; the same command resumes", err=True)
         sys.exit(130)
     for x in ids:
-        where = out / exps[x].id
-        rep = rp.reproduce(x, where, quick=quick)
-        _print_report(rep)
-        click.echo(f"wrote {where}/reproduce.json and each run's results")
+        _print_report(reports[x])
+        click.echo(f"wrote {out / exps[x].id}/reproduce.json and each run's results")
+
+
+def _parse_seeds(text: str) -> tuple[int, ...]:
+    """``--seeds``: a count ("5": seeds 1-5), a range ("11-15") or a list ("1,4,9"); seeds are integers
+    from 0 to 2**32 - 1 (the scenario's ``seed``), each at most once."""
+    t = text.strip()
+    allowed = "allowed: a count (5), a range (11-15) or a comma-separated list (1,4,9) of seeds 0-4294967295"
+    try:
+        if "," in t:
+            seeds = tuple(int(x) for x in t.split(","))
+        elif "-" in t[1:]:
+            a, b = t.split("-", 1)
+            lo, hi = int(a), int(b)
+            if hi < lo:
+                raise ValueError
+            seeds = tuple(range(lo, hi + 1))
+        else:
+            n = int(t)
+            if n < 1:
+                raise ValueError
+            seeds = tuple(range(1, n + 1))
+    except ValueError:
+        raise ScenarioError([("--seeds", f"{text!r} is not a seed set; {allowed}")]) from None
+    if any(s < 0 or s > 2**32 - 1 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ScenarioError([("--seeds", f"{text!r}: seeds must be distinct and within 0-4294967295; {allowed}")])
+    return seeds
 
 
 @cli.command()
@@ -321,8 +357,12 @@ def report(folder: Path, out: Optional[Path], markdown_doc: Optional[Path]) -> N
 
 
 def _print_report(rep: Report) -> None:
+    from dataclasses import asdict
+
     from rich.console import Console
     from rich.table import Table
+
+    from .reproduce.markdown import verdict_text
 
     e = rep.experiment
     t = Table(title=f"{e.id} {e.paper}: {e.title}" + (" [QUICK: a tenth of the duration]" if rep.quick else ""),
@@ -331,9 +371,8 @@ def _print_report(rep: Report) -> None:
                   ("criterion", {"ratio": 2}), ("holds", {"justify": "center"})):
         t.add_column(c, **kw)
     for claim in rep.claims:
-        verdict = {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[claim.holds]
-        if claim.seeds_held is not None:
-            verdict += f"\n({claim.seeds_held[0]}/{claim.seeds_held[1]} seeds)"
+        verdict = verdict_text(asdict(claim), {"holds": "[green]yes[/]", "does not hold": "[red]no[/]",
+                                               "inconclusive": "[yellow]inconclusive[/]", "reported": "—"})
         t.add_row(claim.claim, claim.paper, claim.measured, claim.criterion, verdict)
     Console(width=160).print(t)
 

@@ -32,20 +32,40 @@ Runs = dict[str, list[Result]]
 # experiment uses the paper's count where the paper ran more (B1: 10). Seeds differ in the simulator's
 # random streams and, where a scenario gives ``start = [lo, hi]``, in the flows' start times.
 SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+# Sequential seeds: while a row is inconclusive (its 95 % CI straddles its criterion, or its seeds split
+# without a sign test deciding), the experiment runs SEED_BATCH more seeds and judges again, up to
+# MAX_SEEDS in all. At 30 seeds a Student-t CI is 0.37 standard deviations wide each side against 1.24 at
+# 5 (3.3 times narrower); a row still straddling there sits within a third of a run-to-run standard
+# deviation of its criterion, closer than the paper's words or single-run figures can be about, and
+# more seeds would buy little (the width falls as 1/sqrt(n)) at a run time that grows as n. A settled row
+# keeps the seeds it settled on (each row says which).
+SEED_BATCH = 5
+MAX_SEEDS = 30
+
+
+VERDICTS = ("holds", "does not hold", "inconclusive", "reported")
 
 
 @dataclass
 class Claim:
-    """One row of a report."""
+    """One row of a report.
+
+    ``verdict`` is one of :data:`VERDICTS`: "holds" / "does not hold" when the 95 % confidence interval over
+    the seeds clears the criterion on one side (``judged``; a per-seed criterion: a sign test, see
+    :mod:`.overseeds`), "inconclusive" when it straddles it, "reported" for a row with no criterion.
+    ``holds`` is kept for readers of reproduce.json written before ``verdict`` existed: True / False for the
+    first two, None for the last two."""
 
     claim: str  # the paper's claim, in words
     paper: str  # the paper's number or statement
     measured: str  # ours, formatted
     criterion: str  # what "holds" means here
-    holds: Optional[bool]  # None: reported, no criterion (the paper gives none)
+    holds: Optional[bool]  # None: inconclusive, or reported (no criterion; the paper gives none)
     # (k, n): the criterion held on k of the n seeds' own runs (``holds`` judges the mean over seeds);
     # None where the row is not judged per seed (one run, or a criterion over the whole set).
     seeds_held: Optional[tuple[int, int]] = None
+    verdict: str = ""  # "" = derived from ``holds`` (True: holds, False: does not hold, None: reported)
+    seeds: Optional[list[int]] = None  # the seeds whose runs made this row (set by ``reproduce``)
 
     def __post_init__(self) -> None:
         # Verdicts computed with numpy arrive as numpy.bool_ / numpy.int64, which reproduce.json would
@@ -54,6 +74,13 @@ class Claim:
             self.holds = bool(self.holds)
         if self.seeds_held is not None:
             self.seeds_held = (int(self.seeds_held[0]), int(self.seeds_held[1]))
+        if not self.verdict:
+            self.verdict = {True: "holds", False: "does not hold", None: "reported"}[self.holds]
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r}: one of {', '.join(VERDICTS)}")
+        self.holds = {"holds": True, "does not hold": False}.get(self.verdict)
+        if self.seeds is not None:
+            self.seeds = [int(x) for x in self.seeds]
 
 
 @dataclass
@@ -77,17 +104,66 @@ class Experiment:
 
 @dataclass
 class Report:
-    experiment: Experiment
+    experiment: Experiment  # its ``seeds``: every seed run (the requested ones and the added batches)
     quick: bool
     claims: list[Claim]
     runs: dict[str, list[dict]] = field(default_factory=dict)  # variant -> summaries (one per seed)
     explanation: str = ""  # Experiment.explain's text for these runs
+    requested: tuple[int, ...] = ()  # the seeds asked for; the rest were added to settle inconclusive rows
+    max_seeds: int = 0  # the bound on added seeds
 
     def to_json(self) -> dict:
         e = self.experiment
         return {"id": e.id, "paper": e.paper, "title": e.title, "scenario": e.scenario, "quick": self.quick,
-                "seeds": list(e.seeds), "notes": e.notes, "claims": [asdict(c) for c in self.claims],
+                "seeds": list(e.seeds), "seeds_requested": list(self.requested or e.seeds),
+                "max_seeds": self.max_seeds, "notes": e.notes, "claims": [asdict(c) for c in self.claims],
                 "explanation": self.explanation, "runs": self.runs}
+
+
+class _Sequence:
+    """One experiment's seeds, batch by batch: after each batch the claims are judged over every seed run
+    so far; a row that settles (holds / does not hold / reported) keeps that round's version and seeds,
+    and while a row is inconclusive and the bound allows, the next batch is the SEED_BATCH seeds after the
+    largest one run."""
+
+    def __init__(self, e: Experiment, seeds: tuple[int, ...], max_seeds: int) -> None:
+        self.e, self.requested = e, tuple(seeds)
+        self.max_seeds = max(max_seeds, len(seeds))
+        self.ran: tuple[int, ...] = ()
+        self.batch: tuple[int, ...] = tuple(seeds)
+        self.rows: Optional[list[Claim]] = None
+
+    def judge(self, results: Runs) -> None:
+        """``results``: every variant's runs over ``ran + batch``, in that order."""
+        self.ran += self.batch
+        rows = self.e.claims(results)
+        for c in rows:
+            c.seeds = list(self.ran)
+        old = self.rows
+        if old is not None and len(old) == len(rows):
+            # A settled row stays as it settled (sequential testing stops a row once it is decided).
+            rows = [o if o.verdict != "inconclusive" and o.claim == n.claim else n for o, n in zip(old, rows)]
+        self.rows = rows
+        room = self.max_seeds - len(self.ran)
+        if room > 0 and any(c.verdict == "inconclusive" for c in rows):
+            start = max(self.ran) + 1
+            self.batch = tuple(range(start, start + min(SEED_BATCH, room)))
+        else:
+            self.batch = ()
+
+    def report(self, results: Runs, quick: bool, out: Optional[Path]) -> Report:
+        from dataclasses import replace
+
+        e = replace(self.e, seeds=self.ran)
+        claims = self.rows or []
+        rep = Report(e, quick, claims, {k: [r.summary for r in v] for k, v in results.items()},
+                     e.explain(results, claims) if e.explain else "", self.requested, self.max_seeds)
+        if out is not None:
+            Path(out).mkdir(parents=True, exist_ok=True)
+            tmp = Path(out) / "reproduce.json.partial"
+            tmp.write_text(json.dumps(rep.to_json(), indent=1, default=float))
+            os.replace(tmp, Path(out) / "reproduce.json")
+        return rep
 
 
 def all_flows_as(cc: str, params: Optional[dict] = None) -> Callable[[dict], dict]:
@@ -123,37 +199,41 @@ def experiments() -> dict[str, Experiment]:
     return out
 
 
-def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
-              progress: Callable[[str], None] = lambda s: None,
-              seeds: Optional[tuple[int, ...]] = None) -> Report:
-    """Runs experiment ``exp_id`` (every variant, every seed) and judges its claims. With ``out``, writes
-    ``reproduce.json`` there and each run's results in ``out/<variant>[-seed<k>]/``. ``seeds`` replaces
-    the experiment's own (tests run fewer; the claims are about the experiment's seeds)."""
+def _experiment(exp_id: str) -> Experiment:
     exps = experiments()
     key = exp_id.lower()
     if key not in exps:
         raise KeyError(f"unknown experiment {exp_id!r}; known: {', '.join(e.id for e in exps.values())}")
-    e = exps[key]
-    if seeds is not None:
-        from dataclasses import replace
+    return exps[key]
 
-        e = replace(e, seeds=tuple(seeds))
+
+def _bound(seeds: Optional[tuple[int, ...]], max_seeds: Optional[int]) -> int:
+    """The seed bound: ``max_seeds`` if given; else MAX_SEEDS for an experiment's own seeds, and no
+    added seeds when the caller chose them (a test, a look at particular seeds)."""
+    if max_seeds is not None:
+        return max_seeds
+    return MAX_SEEDS if seeds is None else 0
+
+
+def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
+              progress: Callable[[str], None] = lambda s: None,
+              seeds: Optional[tuple[int, ...]] = None, max_seeds: Optional[int] = None) -> Report:
+    """Runs experiment ``exp_id`` (every variant, every seed) and judges its claims. With ``out``, writes
+    ``reproduce.json`` there and each run's results in ``out/<variant>-seed<k>/``. ``seeds`` replaces
+    the experiment's own. While a row is inconclusive, SEED_BATCH more seeds are run, up to ``max_seeds``
+    in all (default: MAX_SEEDS for the experiment's own seeds, none added to seeds the caller chose)."""
+    e = _experiment(exp_id)
+    seq = _Sequence(e, tuple(seeds) if seeds is not None else e.seeds, _bound(seeds, max_seeds))
     results: Runs = {name: [] for name in e.variants}
-    jobs = iter(_jobs(e.id, Path(out) if out is not None else Path("."), quick, e.seeds))
-    for name in e.variants:
-        for seed in e.seeds:
-            d, where = next(jobs)
-            progress(f"{e.id} {name} seed {seed}")
-            results[name].append(_run_once(d, where if out is not None else None))
-    claims = e.claims(results)
-    rep = Report(e, quick, claims, {k: [r.summary for r in v] for k, v in results.items()},
-                 e.explain(results, claims) if e.explain else "")
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        tmp = Path(out) / "reproduce.json.partial"
-        tmp.write_text(json.dumps(rep.to_json(), indent=1, default=float))
-        os.replace(tmp, Path(out) / "reproduce.json")
-    return rep
+    while seq.batch:
+        jobs = iter(_jobs(e.id, Path(out) if out is not None else Path("."), quick, seq.batch))
+        for name in e.variants:
+            for seed in seq.batch:
+                d, where = next(jobs)
+                progress(f"{e.id} {name} seed {seed}")
+                results[name].append(_run_once(d, where if out is not None else None))
+        seq.judge(results)
+    return seq.report(results, quick, Path(out) if out is not None else None)
 
 
 def _git_now() -> Optional[dict]:
@@ -211,7 +291,8 @@ def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] 
         for seed in seeds:
             d = change(json.loads(json.dumps(base)))
             d["seed"] = seed
-            out_jobs.append((d, Path(out) / (name if len(seeds) == 1 else f"{name}-seed{seed}")))
+            # Always named by seed: an experiment's seed set can grow (sequential seeds).
+            out_jobs.append((d, Path(out) / f"{name}-seed{seed}"))
     return out_jobs
 
 
@@ -222,22 +303,47 @@ def _pool_job(d: dict, where: str) -> None:
 
 def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Optional[int] = None,
              scheduler: Optional[str] = None, on_done: Callable[[int, int], None] = lambda done, total: None,
-             seeds: Optional[tuple[int, ...]] = None) -> None:
+             seeds: Optional[tuple[int, ...]] = None, max_seeds: Optional[int] = None) -> dict[str, Report]:
     """Runs every unfinished run of the experiments ``exp_ids`` into ``out/<ID>/`` on ``workers`` local
-    processes (default: one per core) or on the Dask cluster at ``scheduler``, as ``cclab sweep`` does;
-    :func:`reproduce` then finds them finished and only judges. Each run is atomic (``_run_once``), so
+    processes (default: one per core) or on the Dask cluster at ``scheduler``, as ``cclab sweep`` does,
+    then judges each experiment from its runs on disk and writes its ``reproduce.json``; an experiment
+    with inconclusive rows gets its next batch of seeds in the next round (as :func:`reproduce`), every
+    experiment's batch in one pool. Returns the reports by id. Each run is atomic (``_run_once``), so
     Ctrl-C loses only the runs under way: queued ones are cancelled, and the next call resumes."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
     # The commit the runs will record, fixed now: forked workers inherit it, so the runs they write and
     # the judging below agree on it even if HEAD moves meanwhile.
     _git_now()
-    jobs = [j for x in exp_ids for j in _jobs(x, Path(out) / experiments()[x.lower()].id, quick, seeds)]
+    bound = _bound(seeds, max_seeds)
+    seqs = {x: _Sequence(_experiment(x), tuple(seeds) if seeds is not None else _experiment(x).seeds, bound)
+            for x in exp_ids}
+    reports: dict[str, Report] = {}
+    done = total = 0
+    while any(s.batch for s in seqs.values()):
+        open_ = {x: s for x, s in seqs.items() if s.batch}
+        jobs = [j for x, s in open_.items() for j in _jobs(x, Path(out) / s.e.id, quick, s.batch)]
+        total += len(jobs)
+        done = _run_jobs(jobs, workers, scheduler, on_done, done, total)
+        for x, s in open_.items():
+            # Loaded one experiment at a time (every experiment's runs at once would not fit in memory).
+            where = Path(out) / s.e.id
+            results: Runs = {name: [Result.load(where / f"{name}-seed{k}") for k in s.ran + s.batch]
+                             for name in s.e.variants}
+            s.judge(results)
+            if not s.batch:
+                reports[x] = s.report(results, quick, where)
+    return reports
+
+
+def _run_jobs(jobs: list[tuple[dict, Path]], workers: Optional[int], scheduler: Optional[str],
+              on_done: Callable[[int, int], None], done: int, total: int) -> int:
+    """Runs the unfinished ``jobs`` on a pool (or Dask); returns ``done`` plus the jobs now finished."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     todo = [(d, w) for d, w in jobs if not _finished(d, w)]
-    done = len(jobs) - len(todo)
-    on_done(done, len(jobs))
+    done += len(jobs) - len(todo)
+    on_done(done, total)
     if not todo:
-        return
+        return done
     client = None
     if scheduler:
         try:
@@ -261,7 +367,7 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
             for f in ready:
                 f.result()  # a failing run is a bug in cclab or the experiment: stop and say so
                 done += 1
-                on_done(done, len(jobs))
+                on_done(done, total)
     except BaseException:
         for f in futs:
             f.cancel()
@@ -271,6 +377,7 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
             client.close()
         else:
             ex.shutdown(wait=True, cancel_futures=True)
+    return done
 
 
 QUICK_FACTOR = 0.1

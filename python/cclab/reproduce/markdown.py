@@ -25,12 +25,47 @@ def _safe(text: object) -> str:
 
 
 
-def _verdict(c: dict) -> str:
-    v = {True: "yes", False: "**no**", None: "—"}[c["holds"]]
+def seeds_text(seeds: list[int]) -> str:
+    """``[1, 2, 3, 4, 5, 11]`` as ``"1-5, 11"``."""
+    runs: list[list[int]] = []
+    for s in sorted(int(x) for x in seeds):
+        if runs and runs[-1][1] == s - 1:
+            runs[-1][1] = s
+        else:
+            runs.append([s, s])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def verdict(c: dict) -> str:
+    """A row's verdict word: holds / does not hold / inconclusive / reported (reproduce.json written before
+    ``verdict`` existed has only ``holds``)."""
+    return c.get("verdict") or {True: "holds", False: "does not hold", None: "reported"}[c["holds"]]
+
+
+def verdict_text(c: dict, word: dict[str, str]) -> str:
+    """The verdict cell: ``word[verdict]``, then the per-seed count and the seeds that made the row."""
+    v = word[verdict(c)]
+    seeds = c.get("seeds")
     if c.get("seeds_held"):
         k, n = c["seeds_held"]
-        v += f" ({k}/{n} seeds)"
+        v += f" ({k}/{n} seeds" + (f": {seeds_text(seeds)}" if seeds else "") + ")"
+    elif seeds and verdict(c) != "reported":
+        v += f" (seeds {seeds_text(seeds)})"
     return v
+
+
+def _verdict(c: dict) -> str:
+    return verdict_text(c, {"holds": "yes", "does not hold": "**no**", "inconclusive": "**inconclusive**",
+                            "reported": "—"})
+
+
+def _requested(rep: dict) -> str:
+    """How the seed set came about: the seeds asked for, and the batches added to settle rows."""
+    asked, ran = rep.get("seeds_requested"), rep.get("seeds", [])
+    if not asked or list(asked) == list(ran):
+        return f" ({seeds_text(ran)})" if ran else ""
+    return (f" ({seeds_text(ran)}: {seeds_text(asked)} asked for, the rest added in batches of 5 to settle "
+            f"inconclusive rows, at most {rep.get('max_seeds')})")
 
 
 def section(rep: dict) -> str:
@@ -40,7 +75,7 @@ def section(rep: dict) -> str:
     out = [f"### {_safe(rep['id'])}: {_safe(rep['title'])}", "",
            f"{_safe(rep['paper'])}; `scenarios/{str(rep['scenario']).replace('`', '')}`; variants: "
            f"{_safe(', '.join(rep['runs']))}; "
-           f"seeds: {len(seeds)}{' (QUICK: a tenth of the duration)' if rep.get('quick') else ''}. {_safe(rep['notes'])}",
+           f"seeds: {len(seeds)}{_requested(rep)}{' (QUICK: a tenth of the duration)' if rep.get('quick') else ''}. {_safe(rep['notes'])}",
            "",
            "| claim | paper | measured (cclab, mean ± 95 % CI over seeds) | criterion | holds |",
            "| --- | --- | --- | --- | --- |"]

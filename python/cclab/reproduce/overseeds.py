@@ -2,13 +2,25 @@
 runs, and a verdict says in how many seeds the criterion held on that seed's own run.
 
 The usual row is ``judged(...)``: a measurement per seed, a criterion as a predicate, the verdict on the
-mean and the per-seed count beside it.
+mean's 95 % CI and the per-seed count beside it.
+
+Verdicts (``Claim.verdict``):
+
+- ``judged``: "holds" when the criterion holds at the mean and at both ends of its 95 % CI (Student t),
+  "does not hold" when it fails at all three, "inconclusive" when the CI straddles the criterion. One seed
+  has no CI: its value is judged alone. A quantity not reached on some seeds (inf, NaN) fails there: the
+  row does not hold if it fails on the finite ones too, else it is inconclusive (the seeds split).
+- ``judged_each`` (a criterion judged per seed: a ranking, a property of a whole run): a one-sided sign
+  test at 5 %: "holds" when k of n seeds held and P(X ≥ k | p = ½) < 0.05 (5/5, 9/10, 12/15, 15/20, 20/30),
+  "does not hold" when P(X ≤ k | p = ½) < 0.05, else "inconclusive". One seed: that run's verdict.
+- ``judged_axis``: a claim over the points of an axis: holds when every point holds, does not hold when
+  any point does not, else inconclusive.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Optional, TypeVar
+from typing import TypeVar
 
 from ..results import Result
 from ..stats import spread
@@ -51,21 +63,69 @@ def held(values: Sequence[T], test: Callable[[T], bool]) -> tuple[int, int]:
     return sum(1 for v in values if test(v)), len(values)
 
 
+def verdict_of(values: Sequence[float], test: Callable[[float], bool]) -> str:
+    """The verdict of ``test`` on the mean of ``values`` and its 95 % CI (see the module's docstring)."""
+    m, _, n, half = spread(values)
+    bad = sum(1 for v in values if v is None or not math.isfinite(v))
+    if n == 0:
+        return "does not hold"
+    at_mean = bool(test(m))
+    if bad:
+        return "inconclusive" if at_mean else "does not hold"
+    if n == 1 or not math.isfinite(half):
+        return "holds" if at_mean else "does not hold"
+    ends = {at_mean, bool(test(m - half)), bool(test(m + half))}
+    if len(ends) > 1:
+        return "inconclusive"
+    return "holds" if at_mean else "does not hold"
+
+
 def judged(claim: str, paper: str, values: Sequence[float], criterion: str, test: Callable[[float], bool],
            fmt: str = "{:.2f}", unit: str = "", extra: str = "") -> Claim:
-    """A row: ``values`` (one per seed) shown as mean ± CI, the verdict ``test(mean)``, and in how many
-    seeds ``test`` held on its own run. ``extra`` is appended to the measurement (context numbers)."""
-    m = mean(values)
-    bad = sum(1 for v in values if v is None or not math.isfinite(v))
-    # A quantity that is infinite on some seeds (never reached) cannot pass on the mean of the others.
-    verdict = False if bad or not math.isfinite(m) else bool(test(m))
-    return Claim(claim, paper, ci(values, fmt, unit) + (f"; {extra}" if extra else ""), criterion, verdict,
-                 held(values, lambda v: v is not None and math.isfinite(v) and bool(test(v))))
+    """A row: ``values`` (one per seed) shown as mean ± CI, the verdict from the CI against ``test``
+    (:func:`verdict_of`), and in how many seeds ``test`` held on its own run. ``extra`` is appended to the
+    measurement (context numbers)."""
+    return Claim(claim, paper, ci(values, fmt, unit) + (f"; {extra}" if extra else ""), criterion, None,
+                 held(values, lambda v: v is not None and math.isfinite(v) and bool(test(v))),
+                 verdict=verdict_of(values, test))
 
 
-def judged_each(claim: str, paper: str, measured: str, criterion: str, per_seed_ok: Sequence[bool],
-                need: Optional[int] = None) -> Claim:
-    """A row whose criterion is judged per seed (a ranking, a property of a whole run): it holds when it
-    held on at least ``need`` seeds (default: all of them)."""
+def _tail(k: int, n: int) -> float:
+    """P(X ≥ k) for X ~ Binomial(n, ½)."""
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2 ** n
+
+
+def sign_verdict(k: int, n: int, level: float = 0.05) -> str:
+    """The verdict for a criterion that held on k of n seeds (one-sided sign test against p = ½)."""
+    if n == 1:
+        return "holds" if k else "does not hold"
+    if n == 0:
+        return "does not hold"
+    if _tail(k, n) < level:
+        return "holds"
+    if _tail(n - k, n) < level:
+        return "does not hold"
+    return "inconclusive"
+
+
+def judged_each(claim: str, paper: str, measured: str, criterion: str, per_seed_ok: Sequence[bool]) -> Claim:
+    """A row whose criterion is judged per seed (a ranking, a property of a whole run): the sign test of
+    :func:`sign_verdict` on the seeds where it held."""
     k, n = sum(bool(x) for x in per_seed_ok), len(per_seed_ok)
-    return Claim(claim, paper, measured, criterion, k >= (n if need is None else need), (k, n))
+    return Claim(claim, paper, measured, criterion, None, (k, n), verdict=sign_verdict(k, n))
+
+
+def judged_axis(claim: str, paper: str, axis: str, points: dict[str, Sequence[float]], criterion: str,
+                test: Callable[[float], bool], fmt: str = "{:.2f}") -> Claim:
+    """One row for a claim over an axis (every point must hold): each point's mean ± CI over seeds and its
+    verdict (:func:`verdict_of`); holds when every point holds, does not hold when one does not, else
+    inconclusive. Per seed, whether every point held on that seed's runs."""
+    n = min(len(v) for v in points.values())
+    each = [all(v[i] is not None and math.isfinite(v[i]) and test(v[i]) for v in points.values()) for i in range(n)]
+    verdicts = {k: verdict_of(v, test) for k, v in points.items()}
+    mark = {"holds": "", "does not hold": " ✗", "inconclusive": " ?"}
+    measured = "; ".join(f"{k}: {ci(v, fmt)}{mark[verdicts[k]]}" for k, v in points.items())
+    vs = set(verdicts.values())
+    verdict = "does not hold" if "does not hold" in vs else "inconclusive" if "inconclusive" in vs else "holds"
+    return Claim(claim, paper, measured, f"{criterion} at every {axis} (✗: fails there; ?: CI straddles)", None,
+                 (sum(each), n), verdict=verdict)

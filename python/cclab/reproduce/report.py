@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from ..results import Result
 from . import experiments
-from .markdown import render as render_markdown
+from .markdown import _requested, render as render_markdown, verdict, verdict_text
 
 BEGIN = "<!-- cclab report: results begin -->"
 END = "<!-- cclab report: results end -->"
@@ -43,7 +43,9 @@ def _runs(folder: Path, rep: dict) -> Optional[dict[str, list[Result]]]:
     for variant in rep["runs"]:
         out[variant] = []
         for s in seeds:
-            where = folder / (variant if len(seeds) == 1 else f"{variant}-seed{s}")
+            where = folder / f"{variant}-seed{s}"
+            if not where.exists() and len(seeds) == 1:
+                where = folder / variant  # written before every run was named by its seed
             if not (where / "summary.json").exists():
                 return None
             out[variant].append(Result.load(where))
@@ -79,6 +81,7 @@ table{border-collapse:collapse;width:100%;margin:.6em 0;font-size:.92em}
 th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left}
 th{background:#f3f3f3} tr.no td.verdict{background:#fde2e2;font-weight:600}
 tr.yes td.verdict{background:#e3f6e3} tr.none td.verdict{background:#eee}
+tr.inconclusive td.verdict{background:#fff3cd;font-weight:600}
 .notes{color:#555} .quick{color:#b00;font-weight:600}
 figure{margin:1em 0} figure img{max-width:100%;border:1px solid #eee}
 figcaption{color:#666;font-size:.85em} nav a{margin-right:.7em}
@@ -93,12 +96,10 @@ document.getElementById('only-no').addEventListener('change', function (e) {
 
 
 def _verdict(c: dict) -> tuple[str, str]:
-    cls = {True: "yes", False: "no", None: "none"}[c["holds"]]
-    text = {True: "yes", False: "no", None: "—"}[c["holds"]]
-    if c.get("seeds_held"):
-        k, n = c["seeds_held"]
-        text += f" ({k}/{n} seeds)"
-    return cls, text
+    v = verdict(c)
+    cls = {"holds": "yes", "does not hold": "no", "inconclusive": "inconclusive", "reported": "none"}[v]
+    return cls, verdict_text(c, {"holds": "yes", "does not hold": "no", "inconclusive": "inconclusive",
+                                 "reported": "—"})
 
 
 def _md(text: str) -> str:
@@ -150,7 +151,8 @@ def _experiment(folder: Path, rep: dict, figs: dict[str, bytes]) -> str:
         f"<figcaption>{e(rep['id'])}: {e(name)} (from the runs in {e(folder.name)}/)</figcaption></figure>"
         for name, png in figs.items())
     return (f"<section class='experiment' id='{e(rep['id'])}'><h3>{e(rep['id'])}: {e(rep['title'])}</h3>"
-            f"<p class='notes'>{quick}Scenario <code>{e(rep['scenario'])}</code>; {len(rep.get('seeds', []))} seeds; "
+            f"<p class='notes'>{quick}Scenario <code>{e(rep['scenario'])}</code>; {len(rep.get('seeds', []))} seeds"
+            f"{e(_requested(rep))}; "
             f"variants: {e(', '.join(rep['runs']))}. {e(rep.get('notes', ''))}</p>"
             "<table class='claims'><thead><tr><th>claim</th><th>paper</th><th>measured (mean ± 95 % CI over seeds)</th>"
             f"<th>criterion</th><th>holds</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -170,18 +172,22 @@ def build_html(root: Path, progress: Callable[[str], None] = lambda s: None) -> 
     for folder, rep in found:
         progress(f"figures of {rep['id']}")
         papers.setdefault(rep["paper"], []).append(_experiment(folder, rep, figures(folder, rep)))
-        held = sum(1 for c in rep["claims"] if c["holds"])
-        judged = sum(1 for c in rep["claims"] if c["holds"] is not None)
+        held = sum(1 for c in rep["claims"] if verdict(c) == "holds")
+        judged = sum(1 for c in rep["claims"] if verdict(c) != "reported")
+        unsure = sum(1 for c in rep["claims"] if verdict(c) == "inconclusive")
         summary.append(f"<tr><td><a href='#{e(rep['id'])}'>{e(rep['id'])}</a></td><td>{e(rep['title'])}</td>"
-                       f"<td>{held} of {judged}</td></tr>")
+                       f"<td>{held} of {judged}" + (f" ({unsure} inconclusive)" if unsure else "") + "</td></tr>")
     body = "".join(f"<h2>{e(p)}</h2>{''.join(secs)}" for p, secs in papers.items())
     meta = _meta(found)
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>cclab: reproduction report</title>"
             f"<style>{_CSS}</style></head><body><h1>cclab: which claims of the five papers hold</h1>"
             f"<p class='notes'>{e(meta)} Every number is measured from the runs in this folder: a mean with its "
-            "95 % confidence interval (Student t) over seeds; a verdict judges the mean, and the count beside it "
-            "says on how many seeds the criterion held on that seed's own run.</p>"
-            "<label><input type='checkbox' id='only-no'> show only the claims that do not hold</label>"
+            "95 % confidence interval (Student t) over seeds; a verdict is yes when the interval clears the "
+            "criterion, no when it fails it, inconclusive when it straddles it (a per-seed criterion: a sign "
+            "test over the seeds); the count beside it says on how many seeds the criterion held on that seed's "
+            "own run, and which seeds made the row.</p>"
+            "<label><input type='checkbox' id='only-no'> show only the claims that do not hold or are "
+            "inconclusive</label>"
             "<table class='summary'><thead><tr><th>experiment</th><th>title</th><th>claims that hold</th></tr></thead>"
             f"<tbody>{''.join(summary)}</tbody></table>{body}<script>{_SCRIPT}</script></body></html>")
 
