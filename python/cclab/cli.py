@@ -337,15 +337,16 @@ def _parse_seeds(text: str) -> tuple[int, ...]:
 def report(folder: Path, out: Optional[Path], markdown_doc: Optional[Path]) -> None:
     """Build one self-contained HTML page (figures embedded; opens from disk) from the reproduce.json files
     `cclab reproduce --out FOLDER` wrote, without rerunning anything."""
+    from .files import check_output_file, write_text
     from .reproduce import report as rr
 
-    out = out or folder / "report.html"
+    out = check_output_file(out or folder / "report.html", "--out")  # before any work: a FIFO, a folder, …
     try:
         page = rr.build_html(folder, progress=lambda m: click.echo(m, err=True))
     except FileNotFoundError as e:
         _fail(ValueError(f"folder: {e}"))
         return
-    out.write_text(page)
+    write_text(out, page, "--out")
     click.echo(f"wrote {out} ({len(page) / 1e6:.1f} MB)")
     if markdown_doc is not None:
         try:
@@ -465,6 +466,7 @@ def _print_sweep(t: pd.DataFrame) -> None:
 @click.argument("settings", nargs=-1, metavar="[x=KEY] [y=METRIC] [hue=KEY]")
 @click.option("--out", "-o", "file", type=_OutPath(dir_okay=False, path_type=Path),
               help="the y-vs-x figure [SWEEP_DIR/<y>_vs_<x>.png]; the throughput-delay one goes beside it")
+@_contract
 def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path]) -> None:
     """Draw a sweep: METRIC (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error
     bars, one line per hue value; and throughput vs delay across seeds (one 1-σ ellipse per grid point,
@@ -483,7 +485,7 @@ def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path]) -
         paths = write_sweep_plots(sweep_dir, x=kw.get("x"), y=kw.get("y", "goodput_mbps"), hue=kw.get("hue"),
                                   file=file)
     except ScenarioError as e:
-        _fail(e)
+        _fail(ScenarioError([("--out" if f == "file" else f, m) for f, m in e.errors]))
         return
     click.echo("wrote " + ", ".join(str(p) for p in paths))
 

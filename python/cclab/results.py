@@ -228,14 +228,19 @@ class Result:
         back: summary.json, spec.json, timeseries.parquet split into ``flows`` and ``links`` (the same
         columns, order and dtypes as the run's), trace.parquet if present. The summary is as written
         (NaN and infinities are null in the file). A folder from before the ``<owner>.<key>`` state
-        columns is brought to today's columns."""
+        columns is brought to today's columns. A file that is missing, not a regular file, or not as cclab
+        writes it (truncated, edited) raises a ScenarioError naming it."""
+        from .files import read_json, shaped
+
         d = Path(path)
-        summary = json.loads((d / "summary.json").read_text())
-        spec = json.loads((d / "spec.json").read_text())
-        ts = pd.read_parquet(d / "timeseries.parquet")
-        flows = _split(ts, "flow", FLOW_COLUMNS, spec)
-        links = _split(ts, "link", LINK_COLUMNS, spec)
-        trace = pd.read_parquet(d / "trace.parquet") if (d / "trace.parquet").exists() else None
+        summary = load_summary(d / "summary.json")
+        spec = read_json(d / "spec.json", "spec.json")
+        if not isinstance(spec, dict) or not isinstance(spec.get("flows"), list) or not isinstance(spec.get("links"), list):
+            raise _bad(d / "spec.json", "spec.json", "the file must be a JSON object with lists `flows` and `links`")
+        ts = _parquet(d / "timeseries.parquet")
+        flows, links = shaped(d / "timeseries.parquet", "timeseries.parquet",
+                              lambda: (_split(ts, "flow", FLOW_COLUMNS, spec), _split(ts, "link", LINK_COLUMNS, spec)))
+        trace = _parquet(d / "trace.parquet") if os.path.lexists(d / "trace.parquet") else None
         _same_run(d, summary)
         return cls(summary, flows, links, spec, trace)
 
@@ -278,6 +283,91 @@ class Result:
                 "<table><tr><th>cc</th><th>flows</th><th>goodput (Mbit/s)</th><th>Jain</th></tr>"
                 f"{rows}</table>"
                 + (f"<ul>warnings: {warn}</ul>" if warn else "") + "</div>")
+
+
+def _bad(path: Path, what: str, why: str) -> Exception:
+    from .errors import ScenarioError
+
+    return ScenarioError([(str(path), f"is not a {what} as cclab writes it: {why}; it may be truncated or edited")])
+
+
+def _parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file of a run folder; a ScenarioError naming it if it is not a regular Parquet file."""
+    import stat
+
+    from .files import not_regular
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise _bad(path, path.name, f"cannot read it: {e.strerror or e}") from None
+    if not stat.S_ISREG(mode):
+        raise not_regular(path, path.name, mode)
+    try:
+        return pd.read_parquet(path)
+    except Exception as e:  # pyarrow's errors for a damaged file have no common base but Exception
+        raise _bad(path, path.name, f"{type(e).__name__}: {str(e)[:200]}") from None
+
+
+# summary.json's keys whose values are numbers or null (docs/scenario.md): per flow, per link, the run.
+_FLOW_NUMBERS = ("rtt", "goodput_bps", "throughput_bps", "mean_cwnd_pkts", "mean_rtt", "min_rtt", "retransmits",
+                 "timeouts", "fast_recoveries", "start", "finish", "delivered_bytes", "sent_pkts", "received_pkts",
+                 "dropped_pkts", *WINDOW_STATS)
+_LINK_NUMBERS = ("rate_bps", "utilization", "drops", "marks", "random_losses", "loss_rate", "mean_queue_pkts",
+                 "max_queue_pkts", "mean_queue_delay_s", "p95_queue_delay_s")
+
+
+def check_summary(s: Any, path: Path) -> dict:
+    """``s`` (a parsed summary.json) if it has the form cclab writes — the keys every reader relies on, each
+    of its type — else a ScenarioError naming ``path`` and the first key that is wrong. Keys a reader does
+    not rely on, and keys added by later versions, are not checked."""
+    what = "summary.json"
+
+    def number(v: Any) -> bool:
+        return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+    def whole(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if not isinstance(s, dict):
+        raise _bad(path, what, f"the file must be a JSON object, not {type(s).__name__}")
+    for k in ("flows", "links"):
+        if not isinstance(s.get(k), list) or not all(isinstance(x, dict) for x in s[k]):
+            raise _bad(path, what, f"`{k}` must be a list of objects")
+    if not s["links"]:
+        raise _bad(path, what, "`links` is empty (every run has a link)")
+    if not isinstance(s.get("scenario"), str) or not whole(s.get("seed")):
+        raise _bad(path, what, "`scenario` must be a name and `seed` an integer")
+    m = s.get("measure")
+    if not (isinstance(m, list) and len(m) == 2 and all(number(x) and x is not None for x in m)):
+        raise _bad(path, what, "`measure` must be [start, end] in seconds")
+    if not number(s.get("jain")):
+        raise _bad(path, what, "`jain` must be a number or null")
+    for i, f in enumerate(s["flows"]):
+        if not whole(f.get("id")) or not isinstance(f.get("cc"), str):
+            raise _bad(path, what, f"flows[{i}] must have an integer `id` and an algorithm name `cc`")
+        for k in _FLOW_NUMBERS:
+            if not number(f.get(k)):
+                raise _bad(path, what, f"flows[{i}].{k} must be a number or null")
+    for i, link in enumerate(s["links"]):
+        for k in _LINK_NUMBERS:
+            if not number(link.get(k)):
+                raise _bad(path, what, f"links[{i}].{k} must be a number or null")
+    for k in ("sim", "meta", "by_cc", "total", "conservation"):
+        if k in s and s[k] is not None and not isinstance(s[k], dict):
+            raise _bad(path, what, f"`{k}` must be an object")
+    if "sim" in s and isinstance(s["sim"], dict) and not all(number(v) for v in s["sim"].values()):
+        raise _bad(path, what, "`sim` must hold numbers")
+    if "warnings" in s and not isinstance(s["warnings"], list):
+        raise _bad(path, what, "`warnings` must be a list")
+    return s
+
+
+def load_summary(path: Path) -> dict:
+    """A run's summary.json, read (regular files only) and checked (:func:`check_summary`)."""
+    from .files import read_json
+
+    return check_summary(read_json(path, "summary.json"), path)
 
 
 def _num(x: Any, scale: float, fmt: str) -> str:

@@ -433,40 +433,84 @@ def finished(out: Path) -> set[str]:
     return {d.name for d in runs.iterdir() if not d.name.endswith(".partial") and (d / "point.json").exists()}
 
 
+def read_sweep_json(out: Path) -> Optional[dict]:
+    """``out/sweep.json`` (None if there is none), checked to have the form :func:`_claim` writes; a
+    ScenarioError naming the file otherwise (it is not a regular file, not JSON, or not of that form)."""
+    from .files import read_json
+
+    f = Path(out) / "sweep.json"
+    if not os.path.lexists(f):
+        return None
+    meta = read_json(f, "sweep.json")
+    why = None
+    if not isinstance(meta, dict):
+        why = f"the file must be a JSON object, not {type(meta).__name__}"
+    elif not isinstance(meta.get("base"), dict):
+        why = "`base` must be a scenario (an object)"
+    elif not (isinstance(meta.get("seeds"), list) and meta["seeds"]
+              and all(isinstance(x, int) and not isinstance(x, bool) for x in meta["seeds"])):
+        why = "`seeds` must be a list of integers"
+    elif not isinstance(meta.get("grid"), dict) or not all(isinstance(v, list) for v in meta["grid"].values()):
+        why = "`grid` must be an object of lists"
+    elif not isinstance(meta.get("cclab", ""), str):
+        why = "`cclab` must be a version string"
+    if why:
+        raise ScenarioError([(str(f), f"is not a sweep.json as cclab writes it: {why}; it may be truncated or edited")])
+    return meta
+
+
 def _sweep_ids(out: Path) -> list[str]:
     """The run ids of the sweep recorded in ``out/sweep.json``, in grid order (every finished run if none)."""
-    f = Path(out) / "sweep.json"
-    if not f.exists():
+    meta = read_sweep_json(out)
+    if meta is None:
         return sorted(finished(out))
-    meta = json.loads(f.read_text())
     # A sweep.json without a version is older than versioned run ids: its runs have the unversioned ids.
-    return [p.id for p in _unique(expand(meta["base"], meta["seeds"], meta["grid"], validate=False,
-                                         version=meta.get("cclab", "")))]
+    try:
+        return [p.id for p in _unique(expand(meta["base"], meta["seeds"], meta["grid"], validate=False,
+                                             version=meta.get("cclab", "")))]
+    except ScenarioError as e:
+        raise ScenarioError([(str(Path(out) / "sweep.json"), "is not a sweep.json as cclab writes it: its grid "
+                                                             f"does not apply to its base: {e}".replace("\n", "; "))]) from None
+
+
+def _row(d: Path) -> dict[str, Any]:
+    """The table's row of the finished run in folder ``d`` from its point.json and summary.json; a
+    ScenarioError naming the file that is missing, not a regular file, or not of the form cclab writes."""
+    from .files import read_json
+    from .results import load_summary
+
+    pf = d / "point.json"
+    p = read_json(pf, "point.json")
+    if not (isinstance(p, dict) and isinstance(p.get("values"), dict)
+            and isinstance(p.get("seed"), int) and not isinstance(p["seed"], bool)):
+        raise ScenarioError([(str(pf), "is not a point.json as cclab writes it: it must be a JSON object with the "
+                                       "run's grid `values` (an object) and its `seed` (an integer); it may be "
+                                       "truncated or edited")])
+    s = load_summary(d / "summary.json")
+    nan = float("nan")
+    num = lambda v: nan if v is None else float(v)  # null: a value the run could not measure
+    link = s["links"][0]
+    row: dict[str, Any] = {"run": d.name, **p["values"], "seed": p["seed"]}
+    row.update({"goodput_mbps": sum(num(f.get("goodput_bps")) for f in s["flows"]) / 1e6, "jain": num(s["jain"]),
+                **{k: num(link.get(k)) for k in ("utilization", "loss_rate", "drops", "mean_queue_pkts",
+                                                 "p95_queue_delay_s")},
+                "wall_s": num((s.get("sim") or {}).get("wall_s"))})
+    if link.get("drops") is not None:
+        row["drops"] = link["drops"]
+    for f in s["flows"]:
+        row[f"goodput_mbps_flow{f['id']}"] = num(f.get("goodput_bps")) / 1e6
+    return row
 
 
 def table(out: Path, ids: Optional[list[str]] = None) -> pd.DataFrame:
     """The results table of the sweep in ``out`` (pandas DataFrame): one row per finished run of that sweep (the
     grid of its ``sweep.json``, or the runs ``ids``), in grid order. Runs of an earlier, different sweep left in
-    ``runs/`` are not in it."""
+    ``runs/`` are not in it. A run whose point.json or summary.json is damaged raises a ScenarioError naming the
+    file (a sweep run again redoes such a run: see :func:`run`)."""
     import pandas as pd
 
     have = finished(out)
-    rows = []
-    for rid in _sweep_ids(Path(out)) if ids is None else ids:
-        if rid not in have:
-            continue
-        d = Path(out) / "runs" / rid
-        p = json.loads((d / "point.json").read_text())
-        s = json.loads((d / "summary.json").read_text())
-        row = {"run": rid, **p["values"], "seed": p["seed"]}
-        link = s["links"][0]
-        row.update({"goodput_mbps": sum(f["goodput_bps"] for f in s["flows"]) / 1e6, "jain": s["jain"],
-                    "utilization": link["utilization"], "loss_rate": link["loss_rate"], "drops": link["drops"],
-                    "mean_queue_pkts": link["mean_queue_pkts"], "p95_queue_delay_s": link["p95_queue_delay_s"],
-                    "wall_s": s["sim"]["wall_s"]})
-        for f in s["flows"]:
-            row[f"goodput_mbps_flow{f['id']}"] = f["goodput_bps"] / 1e6
-        rows.append(row)
+    rows = [_row(Path(out) / "runs" / rid) for rid in (_sweep_ids(Path(out)) if ids is None else ids) if rid in have]
     return _numeric_grid(pd.DataFrame(rows))
 
 
@@ -642,9 +686,11 @@ def _claim(out: Path, meta: dict, force: bool) -> list[str]:
     notes: list[str] = []
     old: Any = None
     full: Any = None
-    if f.exists():
+    if os.path.lexists(f):
         try:
-            full = json.loads(f.read_text())
+            from .files import read_json
+
+            full = read_json(f, "sweep.json")  # a regular file only: a FIFO there would wait forever
             old = {k: full.get(k) for k in _SWEEP_KEYS} if isinstance(full, dict) else full
         except (OSError, ValueError) as e:
             old = full = e
@@ -738,6 +784,23 @@ def _on_pool(todo: list[Point], workers: int, out: Path, plots: bool, settle: Ca
                 for p in queue + suspects:
                     settle(p, "failed", "worker processes keep dying before they start a run", "")
                 return
+
+
+def _discard(runs: Path, rid: str) -> bool:
+    """Removes finished run ``rid`` (its files are damaged) under its lock; False if another process holds
+    the lock (that process is redoing it)."""
+    lock = _Lock(runs / f"{rid}.lock")
+    if not lock.acquire(block=False):
+        return False
+    try:
+        d = runs / rid
+        if d.is_dir() and not d.is_symlink():
+            shutil.rmtree(d)
+        else:
+            d.unlink(missing_ok=True)
+        return True
+    finally:
+        lock.release()
 
 
 def _reap(runs: Path, lost: list[Point]) -> list[Point]:
@@ -850,6 +913,15 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
     (out / "runs").mkdir(parents=True, exist_ok=True)
     _clean(out)
     done = finished(out)
+    for p in points:  # a finished run whose files were damaged since is redone, not kept failing the table
+        if p.id in done:
+            try:
+                _row(out / "runs" / p.id)
+            except ScenarioError as e:
+                if _discard(out / "runs", p.id):
+                    done.discard(p.id)
+                    (on_note or (lambda m: warnings.warn(m, stacklevel=2)))(
+                        f"run {p.id} ({_where(vars(p))}) is redone: {e}".replace("\n", "; "))
     todo = [p for p in points if p.id not in done]
     total = len(points)
     count = [total - len(todo)]

@@ -15,7 +15,6 @@ them); :func:`write_sweep_plots` saves both for a sweep folder.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 import textwrap
@@ -304,20 +303,39 @@ def write_sweep_plots(out: Path, x: Optional[str] = None, y: str = "goodput_mbps
     if t.empty:
         raise ScenarioError([("", f"{out} has no finished runs of a sweep to plot")])
     _check(t, x, y, hue)
-    name = ""
-    try:
-        name = str(json.loads((out / "sweep.json").read_text())["base"].get("name", ""))
-    except (OSError, ValueError, KeyError, AttributeError):
-        pass
+    meta = sw.read_sweep_json(out)  # checked by sw.table already
+    name = str(meta["base"].get("name", "")) if meta else ""
     x = x or default_x(t)
+    if file is not None:
+        _check_file(Path(file))
     paths = []
     if x is not None:
         p = Path(file) if file else out / f"{_slug(y)}_vs_{_slug(x)}.png"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        metric_figure(t, x, y, hue if hue is not None else default_hue(t, x), name).savefig(p)
+        _save(metric_figure(t, x, y, hue if hue is not None else default_hue(t, x), name), p)
         paths.append(p)
     td = Path(file).with_name(Path(file).stem + "_throughput_delay.png") if file else out / "throughput_delay.png"
-    td.parent.mkdir(parents=True, exist_ok=True)
-    throughput_delay_figure(t, hue, name).savefig(td)
+    _save(throughput_delay_figure(t, hue, name), td)
     paths.append(td)
     return paths
+
+
+def _check_file(p: Path) -> None:
+    """The figure file ``file`` names (and the throughput–delay one beside it) can be written, in a format
+    matplotlib writes (from the suffix; none: PNG); a ScenarioError naming ``file`` otherwise."""
+    from ..files import check_output_file
+
+    fmt = p.suffix[1:].lower()
+    allowed = Figure().canvas.get_supported_filetypes()
+    if fmt and fmt not in allowed:
+        raise ScenarioError([("file", f"{str(p)!r}: .{fmt} is not a figure format; allowed: "
+                                      + ", ".join(f".{k}" for k in sorted(allowed)))])
+    check_output_file(p, "file")
+    check_output_file(p.with_name(p.stem + "_throughput_delay.png"), "file")
+
+
+def _save(fig: Figure, p: Path) -> None:
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(p)
+    except OSError as e:
+        raise ScenarioError([("file", f"cannot write {str(p)!r}: {e.strerror or e}")]) from None

@@ -2,8 +2,8 @@
 one section per experiment with its claim table, per-seed counts, notes and measured explanation."""
 from __future__ import annotations
 
-import json
 import re
+from functools import partial
 from pathlib import Path
 
 # What in a reproduce.json's text (anyone's results folder) a Markdown renderer would make live: a "<" that
@@ -22,7 +22,6 @@ def _safe(text: object) -> str:
     s = _LINK.sub(lambda m: m.group(1) + (m.group(2) + ":" if m.group(2).lower() in ("http", "https", "mailto")
                                           else "#"), s)
     return _IMAGE.sub("!\\[", s)
-
 
 
 def seeds_text(seeds: list[int]) -> str:
@@ -88,8 +87,12 @@ def section(rep: dict) -> str:
 
 def render(paths: list[Path]) -> str:
     """The sections of every reproduce.json in ``paths`` (files or folders holding one), in order."""
-    reps = []
+    from ..files import shaped
+    from .report import load
+
+    out = []
     for p in paths:
         f = p / "reproduce.json" if p.is_dir() else p
-        reps.append(json.loads(f.read_text()))
-    return "\n".join(section(r) for r in reps)
+        rep = load(f)  # checked: a file in anyone's results folder may be damaged or edited
+        out.append(shaped(f, "reproduce.json", partial(section, rep)))
+    return "\n".join(out)

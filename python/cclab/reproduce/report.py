@@ -13,11 +13,13 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
+import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
+from ..files import shaped
 from ..results import Result
 from . import experiments
 from .markdown import _requested, render as render_markdown, verdict, verdict_text
@@ -30,10 +32,61 @@ def find(root: Path) -> list[tuple[Path, dict]]:
     """Every (folder, reproduce.json) under ``root`` (``root`` itself, or its subfolders one level down),
     in the papers' order (experiments cclab does not know last, by id)."""
     root = Path(root)
-    files = [root / "reproduce.json"] if (root / "reproduce.json").exists() else sorted(root.glob("*/reproduce.json"))
+    top = root / "reproduce.json"
+    files = [top] if os.path.lexists(top) else sorted(root.glob("*/reproduce.json"))
     order = {k.upper(): i for i, k in enumerate(experiments())}
-    found = [(f.parent, json.loads(f.read_text())) for f in files]
+    found = [(f.parent, load(f)) for f in files]
     return sorted(found, key=lambda x: (order.get(x[1]["id"], len(order)), x[1]["id"]))
+
+
+# A claim row's verdicts (reproduce.json's ``verdict``; older files have only ``holds``).
+_VERDICTS = ("holds", "does not hold", "inconclusive", "reported")
+
+
+def load(path: Path) -> dict:
+    """A reproduce.json, read (a regular file only) and checked to have the form ``cclab reproduce``
+    writes; a ScenarioError naming the file and the first thing wrong otherwise. Every reader of the file
+    (the HTML page, the Markdown sections) takes it from here, so none meets a form it does not expect."""
+    from ..errors import ScenarioError
+    from ..files import read_json
+
+    rep = read_json(path, "reproduce.json")
+
+    def text(v: Any) -> bool:
+        return isinstance(v, str)
+
+    def ints(v: Any) -> bool:
+        return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+
+    def claim_ok(c: Any) -> bool:
+        return (isinstance(c, dict) and all(text(c.get(k)) for k in ("claim", "paper", "measured", "criterion"))
+                and c.get("holds") in (True, False, None) and "holds" in c
+                and (c.get("seeds_held") is None or (ints(c["seeds_held"]) and len(c["seeds_held"]) == 2))
+                and c.get("verdict") in (None, *_VERDICTS) and (c.get("seeds") is None or ints(c["seeds"])))
+
+    checks = (
+        (isinstance(rep, dict), f"the file must be a JSON object, not {type(rep).__name__}"),
+        (isinstance(rep, dict) and text(rep.get("id")) and rep["id"] != "", "`id` must be an experiment id"),
+        (isinstance(rep, dict) and all(text(rep.get(k, "")) for k in ("paper", "title", "scenario", "notes",
+                                                                       "explanation")),
+         "`paper`, `title`, `scenario`, `notes` and `explanation` must be text"),
+        (isinstance(rep, dict) and all(text(rep.get(k)) for k in ("paper", "title", "scenario")),
+         "`paper`, `title` and `scenario` are required"),
+        (isinstance(rep, dict) and isinstance(rep.get("quick", False), bool), "`quick` must be true or false"),
+        (isinstance(rep, dict) and all(ints(rep.get(k, [])) for k in ("seeds", "seeds_requested")),
+         "`seeds` must be a list of integers"),
+        (isinstance(rep, dict) and isinstance(rep.get("claims"), list) and all(claim_ok(c) for c in rep["claims"]),
+         "`claims` must be a list of rows with text `claim`, `paper`, `measured`, `criterion` and `holds` true, "
+         "false or null"),
+        (isinstance(rep, dict) and isinstance(rep.get("runs"), dict)
+         and all(isinstance(v, list) and all(isinstance(x, dict) for x in v) for v in rep["runs"].values()),
+         "`runs` must map each variant to a list of summaries"),
+    )
+    for ok, why in checks:
+        if not ok:
+            raise ScenarioError([(str(path), f"is not a reproduce.json as cclab writes it: {why}; it may be "
+                                             "truncated or edited")])
+    return rep
 
 
 def _runs(folder: Path, rep: dict) -> Optional[dict[str, list[Result]]]:
@@ -46,7 +99,7 @@ def _runs(folder: Path, rep: dict) -> Optional[dict[str, list[Result]]]:
             where = folder / f"{variant}-seed{s}"
             if not where.exists() and len(seeds) == 1:
                 where = folder / variant  # written before every run was named by its seed
-            if not (where / "summary.json").exists():
+            if not os.path.lexists(where / "summary.json"):
                 return None
             out[variant].append(Result.load(where))
     return out
@@ -171,7 +224,9 @@ def build_html(root: Path, progress: Callable[[str], None] = lambda s: None) -> 
     summary = []
     for folder, rep in found:
         progress(f"figures of {rep['id']}")
-        papers.setdefault(rep["paper"], []).append(_experiment(folder, rep, figures(folder, rep)))
+        figs = figures(folder, rep)
+        papers.setdefault(rep["paper"], []).append(
+            shaped(folder / "reproduce.json", "reproduce.json", partial(_experiment, folder, rep, figs)))
         held = sum(1 for c in rep["claims"] if verdict(c) == "holds")
         judged = sum(1 for c in rep["claims"] if verdict(c) != "reported")
         unsure = sum(1 for c in rep["claims"] if verdict(c) == "inconclusive")
@@ -194,22 +249,36 @@ def build_html(root: Path, progress: Callable[[str], None] = lambda s: None) -> 
 
 def _meta(found: list[tuple[Path, dict]]) -> str:
     """Which cclab version made the runs (from the first run's summary)."""
-    for _, rep in found:
-        for summaries in rep["runs"].values():
-            for s in summaries:
-                m: dict[str, Any] = s.get("meta") or {}
-                if m:
-                    git = m.get("git") or {}
-                    host = m.get("host") or {}
-                    return (f"cclab {m.get('cclab_version', '?')} (git {str(git.get('commit', '?'))[:10]}), first run "
-                            f"started {m.get('started_utc', '?')} on {host.get('cpu', '?')} ({host.get('cores', '?')} cores).")
+    for folder, rep in found:
+        line = shaped(folder / "reproduce.json", "reproduce.json", partial(_meta_of, rep))
+        if line:
+            return line
+    return ""
+
+
+def _meta_of(rep: dict) -> str:
+    """The version line from the first run's summary in ``rep`` ("" if none has a ``meta``)."""
+    for summaries in rep["runs"].values():
+        for s in summaries:
+            m: dict[str, Any] = s.get("meta") or {}
+            if m:
+                git = m.get("git") or {}
+                host = m.get("host") or {}
+                return (f"cclab {m.get('cclab_version', '?')} (git {str(git.get('commit', '?'))[:10]}), first run "
+                        f"started {m.get('started_utc', '?')} on {host.get('cpu', '?')} ({host.get('cores', '?')} cores).")
     return ""
 
 
 def write_markdown(root: Path, doc: Path) -> None:
     """Replaces the text between the BEGIN and END markers of ``doc`` by the rendered sections of every
     experiment under ``root`` (the prose around them stays as written)."""
-    text = doc.read_text()
+    from ..files import read_bytes
+
+    data = read_bytes(doc, "Markdown document")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{doc}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}): not rewritten") from None
     if BEGIN not in text or END not in text:
         raise ValueError(f"{doc}: no '{BEGIN}' ... '{END}' markers to write the results between")
     head, rest = text.split(BEGIN, 1)
