@@ -96,8 +96,8 @@ def shaped(path: Union[str, Path], what: str, read: Callable[[], T]) -> T:
 
 
 def check_output_file(path: Union[str, Path], field: str = "--out") -> Path:
-    """``path`` as a file a command may write (replacing what is there): not empty, no NUL, its folder
-    exists and is writable, and it is not a folder, FIFO or device; a ScenarioError naming ``field``
+    """``path`` as a file a command may write (replacing what is there): not empty, no NUL, not a folder,
+    FIFO or device, and its folder (created if missing) writable; a ScenarioError naming ``field``
     otherwise. Checked before any work, so nothing is computed for a file that cannot be written."""
     text = os.fsdecode(path)
     if text == "":
@@ -114,8 +114,11 @@ def check_output_file(path: Union[str, Path], field: str = "--out") -> Path:
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise ScenarioError([(field, f"{show(text)} is {_kind(st.st_mode)}, not a file to write")])
     parent = p.parent
-    if not parent.is_dir():
-        raise ScenarioError([(field, f"cannot write {show(text)}: its folder {show(str(parent))} does not exist")])
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ScenarioError([(field, f"cannot write {show(text)}: cannot create its folder "
+                                     f"{show(str(parent))}: {e.strerror or e}")]) from None
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ScenarioError([(field, f"cannot write {show(text)}: its folder {show(str(parent))} is not writable")])
     return p
