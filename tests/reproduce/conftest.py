@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Optional
 
+import pytest
+
 from cclab import reproduce as rp
 from cclab.reproduce import Claim, _run_once
 
@@ -50,3 +52,17 @@ def run_claims(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True,
 
 def verdicts(rows: dict[str, Claim]) -> dict[str, str]:
     return {k: c.verdict for k, c in rows.items()}
+
+
+@pytest.fixture(scope="session")
+def claims_of():
+    """:func:`run_claims`, memoised for the session: tests of one experiment share its runs."""
+    cache: dict = {}
+
+    def get(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True, mutate_key: str = "",
+            mutate: Optional[Callable[[dict], dict]] = None) -> dict[str, Claim]:
+        key = (exp_id, tuple(seeds), quick, mutate_key)
+        if key not in cache:
+            cache[key] = run_claims(exp_id, seeds, quick, mutate)
+        return cache[key]
+    return get

@@ -77,3 +77,41 @@ def test_m5_axis_is_the_thesis_axis():
     assert d["topology"]["bottleneck"]["loss"] == 0.001 and d["topology"]["bottleneck"]["queue"] == "droptail"
     assert all(f["cc"] == "newreno" for f in d["flows"])
     assert len(e.seeds) >= 5  # the thesis ran five transfers per loss level
+
+
+# --- claims that hold, and fail when MaxNet is replaced (quick size, seed 1: every row below held on all
+# five seeds at the quick size as at full size) -------------------------------------------------------------
+
+def _to_newreno(d):
+    """The mutation: MaxNet's sources become NewReno (the routers keep their price queue, which NewReno
+    ignores: it is then a drop-tail queue of the same buffer)."""
+    for f in d["flows"]:
+        if f["cc"] == "maxnet":
+            f["cc"] = "newreno"
+            f.pop("params", None)
+    return d
+
+
+@pytest.mark.parametrize("exp,rows,broken", [
+    ("M1", ["one flow runs the link at μ", "the RTT stays at the propagation delay", "the rate converges quickly",
+            "the queue stays ≈ 0 throughout", "no packet is dropped"],
+     ["the RTT stays at the propagation delay", "the queue stays ≈ 0 throughout"]),
+    ("M2", ["one flow alone runs the link at μ", "two flows split the link in equal halves",
+            "the first flow regains the full rate after the second leaves", "the queue stays ≈ 0 throughout",
+            "no packet is dropped"], ["the queue stays ≈ 0 throughout"]),
+    ("M3", ["the three rates become equal despite the RTTs (56, 56, 28 ms)",
+            "the 28 ms flow gets what a 56 ms flow gets", "the newcomer reaches its third quickly"],
+     ["the 28 ms flow gets what a 56 ms flow gets"]),
+    ("M4", ["MaxNet gives up the UDP rate within a few RTTs", "no standing queue while UDP runs"],
+     ["no standing queue while UDP runs"]),
+    ("M5", ["MaxNet keeps its rate under loss (0.25 %)", "0.1 % loss is devastating for newreno",
+            "MaxNet above the others at 0.1 % loss"], ["MaxNet keeps its rate under loss (0.25 %)"]),
+    ("M6", ["MaxNet's rates are max-min fair", "fast: the long flow gets less than its max-min share"],
+     ["MaxNet's rates are max-min fair"]),
+])
+def test_maxnet_claims_hold_and_fail_under_newreno(claims_of, exp, rows, broken):
+    got = claims_of(exp)
+    assert {r: got[r].verdict for r in rows} == dict.fromkeys(rows, "holds"), {r: got[r].measured for r in rows}
+    bad = claims_of(exp, mutate_key="newreno", mutate=_to_newreno)
+    assert {r: bad[r].verdict for r in broken} == dict.fromkeys(broken, "does not hold"), \
+        {r: bad[r].measured for r in broken}

@@ -22,7 +22,10 @@ VARIANTS: dict[str, Callable[[dict], dict]] = {"fast": lambda d: d, "highspeed":
 
 
 def _alpha(r: Result, flow: int = 0) -> float:
-    return float(r.spec["flows"][flow]["params"]["alpha"])
+    """The flow's FAST α (packets); NaN for a flow that does not run FAST (a row about n·α then cannot hold)."""
+    f = r.spec["flows"][flow]
+    a = (f.get("params") or {}).get("alpha") if f.get("cc") == "fast" else None
+    return float(a) if a is not None else float("nan")
 
 
 def _queue_errors(r: Result) -> list[tuple[int, float]]:
