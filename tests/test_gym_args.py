@@ -82,3 +82,23 @@ def test_gymnasium_make_passes_the_checks_through():
 
     with pytest.raises(ValueError, match="history: must be an integer"):
         gymnasium.make(cclab.gym.ENV_ID, history=10**9)
+
+
+# Red-team pass (2026-11-27): every constructor argument given values of every kind (None, strings,
+# lists, dicts, object(), NumPy scalars and arrays, NaN, ±inf, 10^40, booleans, bytes, sets): 315 cases.
+# Before: 11 raised TypeError (info_keys not iterable) and 6 quoted "<object object at 0x…>".
+_KINDS = [None, "x", "", [], {}, [1], object(), np.float32(1.0), np.int64(2), np.array([1.0]), np.nan, -np.inf,
+          10**40, -1, 0, True, 1e-320, "10ms", b"x", {1, 2}, 2**63]
+_ARGS = ["agent_flow", "action", "step", "history", "action_scale", "delay_weight", "loss_weight", "reward",
+         "max_cwnd_bdp", "max_rate", "rate_cwnd_gain", "link", "info_keys", "render_mode", "scenario"]
+
+
+@pytest.mark.parametrize("arg", _ARGS)
+def test_any_value_of_any_argument_is_accepted_or_a_value_error_naming_it(arg):
+    for v in _KINDS:
+        try:
+            CongestionControlEnv(**{arg: v})
+        except ValueError as e:
+            assert str(e).startswith(arg) or arg == "scenario", (arg, v, str(e))
+            assert " at 0x" not in str(e), str(e)
+        # anything else (TypeError, …) fails the test

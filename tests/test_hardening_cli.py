@@ -215,3 +215,26 @@ def test_text_that_is_not_unicode_is_refused_in_user_terms(changes, field):
     for internal in ("hex escape", "raw data", "codec"):
         assert internal not in msg, msg
     msg.encode("utf-8")  # printable: the message itself holds no lone surrogate
+
+
+# ---- red-team pass (2026-11-27) ----
+
+
+@pytest.mark.parametrize("out", [1, 3.5, [1], object()])
+def test_an_out_that_is_no_path_is_refused_naming_it(out):
+    # Before: TypeError "expected str, bytes or os.PathLike object, not int" from pathlib.
+    with pytest.raises(ScenarioError) as e:
+        cclab.run(BASE, out, progress=False)
+    assert e.value.errors[0][0] == "out" and "folder path" in str(e.value) and " at 0x" not in str(e.value)
+
+
+def test_numpy_scalars_are_numbers():
+    # Before: duration = np.int64(1) was refused: 'must be a number (SI base unit) or a string with a unit,
+    # got "1"' (np.int64 is no int subclass; the message then showed it as a string).
+    import numpy as np
+
+    sc = cclab.Scenario.from_dict(scenario(duration=np.int64(1), flows=[
+        {"cc": "newreno", "rtt": np.float32(0.04), "params": {"initial_ssthresh": np.int64(20)}}]))
+    assert sc.duration == 1 and sc.flows[0].params["initial_ssthresh"] == 20
+    with pytest.raises(ScenarioError, match=r"duration: must be > 0, got -1"):
+        cclab.Scenario.from_dict(scenario(duration=np.int64(-1)))

@@ -100,3 +100,13 @@ def test_linked_values_are_checked_the_same_way(tmp_path):
     t = sw._numeric_grid(pd.DataFrame({"run": ["a", "b"], "flows[0].rtt": ["40ms", 0.08], "seed": [1, 1]}))
     # 40 ms and 0.08 s: one unit (seconds); 1e-9 is float rounding of the parsed "40ms".
     assert math.isclose(t["flows[0].rtt"][0], 0.04, rel_tol=1e-9) and t["flows[0].rtt"][1] == 0.08
+
+
+def test_a_huge_grid_key_or_value_gives_a_short_message(tmp_path):
+    # Red-team pass (2026-11-27): a grid key of 100,000 characters made a 200 kB error line (the key twice).
+    with pytest.raises(ScenarioError) as e:
+        sw.load(write(tmp_path, '"' + "a" * 100_000 + '" = [1]\n'))
+    assert len(str(e.value)) < 300 and "100,000 characters" in str(e.value), str(e.value)[:500]
+    with pytest.raises(ScenarioError) as e:
+        sw.expand(*sw.load(write(tmp_path, '"flows[0].cc" = ["' + "b" * 100_000 + '"]\n')))
+    assert len(str(e.value)) < 1000, str(e.value)[:1500]

@@ -97,6 +97,15 @@ def _bad(arg: str, msg: str) -> ValueError:
     return ValueError(f"{arg}: {msg}")
 
 
+def _got(v: Any) -> str:
+    """A value in a message: its repr, cut when long, or its type when the repr is Python's default
+    ``<object object at 0x…>`` (which says nothing to the user)."""
+    text = repr(v)
+    if " at 0x" in text:
+        return f"a Python {type(v).__name__}"
+    return text if len(text) <= 80 else f"{text[:60]}… ({len(text)} characters)"
+
+
 #: Upper bounds of the constructor's arguments (and the shortest step), each refused above with a
 #: ValueError naming the argument (docs/gym.md "Errors"). Why these values:
 #: ``history``: each step copies the stack (7 × history values), so 1000 already costs about what the
@@ -123,9 +132,9 @@ def _positive(arg: str, v: Any) -> float:
     """A number in (0, LIMITS[arg]]."""
     hi = LIMITS[arg]
     if not _number(v) or math.isnan(v) or v <= 0:
-        raise _bad(arg, f"must be a positive number, got {v!r}")
+        raise _bad(arg, f"must be a positive number, got {_got(v)}")
     if not v <= hi:
-        raise _bad(arg, f"must be a number in (0, {hi:g}], got {v!r}")
+        raise _bad(arg, f"must be a number in (0, {hi:g}], got {_got(v)}")
     return float(v)
 
 
@@ -133,9 +142,9 @@ def _nonneg(arg: str, v: Any) -> float:
     """A number in [0, LIMITS[arg]]."""
     hi = LIMITS[arg]
     if not _number(v) or math.isnan(v) or v < 0:
-        raise _bad(arg, f"must be a finite number ≥ 0, got {v!r}")
+        raise _bad(arg, f"must be a finite number ≥ 0, got {_got(v)}")
     if not v <= hi:
-        raise _bad(arg, f"must be a number in [0, {hi:g}], got {v!r}")
+        raise _bad(arg, f"must be a number in [0, {hi:g}], got {_got(v)}")
     return float(v)
 
 
@@ -143,9 +152,9 @@ def _count(arg: str, v: Any) -> int:
     """An integer in [1, LIMITS[arg]] (numpy integers included)."""
     hi = LIMITS[arg]
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise _bad(arg, f"must be a positive integer, got {v!r}")
+        raise _bad(arg, f"must be a positive integer, got {_got(v)}")
     if v > hi:
-        raise _bad(arg, f"must be an integer in [1, {hi}], got {v!r}")
+        raise _bad(arg, f"must be an integer in [1, {hi}], got {_got(v)}")
     return int(v)
 
 
@@ -224,19 +233,19 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         render_mode: Optional[str] = None,
     ) -> None:
         if action not in ACTIONS:
-            raise _bad("action", f"must be one of {', '.join(map(repr, ACTIONS))}, got {action!r}")
+            raise _bad("action", f"must be one of {', '.join(map(repr, ACTIONS))}, got {_got(action)}")
         if render_mode is not None:
-            raise _bad("render_mode", f"this environment does not render, got {render_mode!r}")
+            raise _bad("render_mode", f"this environment does not render, got {_got(render_mode)}")
         if reward is not None and not callable(reward):
-            raise _bad("reward", f"must be a callable taking the step's info dict, got {reward!r}")
+            raise _bad("reward", f"must be a callable taking the step's info dict, got {_got(reward)}")
         if scenario is None:
             scenario = copy.deepcopy(DEFAULT_SCENARIO)
         if not isinstance(scenario, (str, Path, dict)) and not hasattr(scenario, "to_spec"):
-            raise _bad("scenario", f"must be a scenario file path, a dict or a cclab.Scenario, got {scenario!r}")
+            raise _bad("scenario", f"must be a scenario file path, a dict or a cclab.Scenario, got {_got(scenario)}")
         spec = as_scenario(scenario).to_spec()
         nflows = len(spec["flows"])
         if isinstance(agent_flow, bool) or not isinstance(agent_flow, int) or not 0 <= agent_flow < nflows:
-            raise _bad("agent_flow", f"must be a flow index in [0, {nflows}), got {agent_flow!r}")
+            raise _bad("agent_flow", f"must be a flow index in [0, {nflows}), got {_got(agent_flow)}")
         flow = spec["flows"][agent_flow]
         if step is None:
             step_s = float(flow["rtt"])
@@ -246,7 +255,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
             except UnitError as e:
                 raise _bad("step", str(e)) from None
             if not math.isfinite(step_s) or step_s <= 0:
-                raise _bad("step", f"must be a positive number, got {step_s!r}")
+                raise _bad("step", f"must be a positive number, got {_got(step_s)}")
             if step_s < LIMITS["step_min"]:
                 raise _bad("step", f"must be at least 1 µs ({LIMITS['step_min']:g} s), got {step_s:g}")
         self.history = _count("history", history)
@@ -260,7 +269,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         if link is None:
             link = min(flow["path"], key=lambda l: (links[l]["rate_bps"], l))
         elif isinstance(link, bool) or not isinstance(link, int) or not 0 <= link < len(links):
-            raise _bad("link", f"must be a directional link index in [0, {len(links)}), got {link!r}")
+            raise _bad("link", f"must be a directional link index in [0, {len(links)}), got {_got(link)}")
 
         # The stepped run needs no time series: one sample at the start and one at the end.
         spec["sample_interval"] = spec["duration"]
@@ -272,11 +281,16 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         self.step_s = step_s
         self._reward_fn = reward
         if info_keys is not None:
-            if isinstance(info_keys, str) or not all(isinstance(k, str) for k in info_keys):
-                raise _bad("info_keys", f"must be a list of key names, got {info_keys!r}")
+            try:
+                keys = None if isinstance(info_keys, str) else list(info_keys)
+            except TypeError:  # not iterable
+                keys = None
+            if keys is None or not all(isinstance(k, str) for k in keys):
+                raise _bad("info_keys", f"must be a list of key names, got {_got(info_keys)}")
+            info_keys = keys
             unknown = [k for k in info_keys if k not in INFO_KEYS]
             if unknown:
-                raise _bad("info_keys", f"unknown key {unknown[0]!r}; allowed: {', '.join(INFO_KEYS)}")
+                raise _bad("info_keys", f"unknown key {_got(unknown[0])}; allowed: {', '.join(INFO_KEYS)}")
             self._info_keys: Optional[tuple[str, ...]] = tuple(info_keys)
         else:
             self._info_keys = None
@@ -315,7 +329,7 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None) -> tuple[np.ndarray, dict[str, Any]]:
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
-                raise _bad("seed", f"must be an integer in [0, 2^63), got {seed!r}")
+                raise _bad("seed", f"must be an integer in [0, 2^63), got {_got(seed)}")
             seed = int(seed)
         super().reset(seed=seed)
         if seed is not None:

@@ -130,11 +130,12 @@ def prepare_out(out: Union[str, bytes, os.PathLike], field: str = "out") -> Path
     ScenarioError naming ``field`` (``--out`` on the command line) and why."""
     from .errors import ScenarioError, show
 
-    if isinstance(out, (str, bytes, os.PathLike)):
-        why = out_problem(out)
-        if why:
-            raise ScenarioError([(field, why)])
-        out = os.fsdecode(out)
+    if not isinstance(out, (str, bytes, os.PathLike)):
+        raise ScenarioError([(field, f"must be a folder path (a str or pathlib.Path), got {show(out)}")])
+    why = out_problem(out)
+    if why:
+        raise ScenarioError([(field, why)])
+    out = os.fsdecode(out)
     where = show(str(out))
     try:
         p = Path(out)

@@ -60,15 +60,25 @@ BPF_REFUSED = {"maxnet": "needs the router price carried in our own header, whic
 DATAPATHS = ("sim", "net")
 
 
+def _numpy_scalar(v: Any) -> Any:
+    """A NumPy scalar (np.int64(2), np.float32(0.5), np.bool_) as the Python value it holds: values computed
+    with NumPy are numbers like any other (np.int64 is no int subclass, so it was refused as "not a number")."""
+    if type(v).__module__ == "numpy" and callable(getattr(v, "item", None)) and getattr(v, "ndim", None) == 0:
+        return v.item()
+    return v
+
+
 def _quantity_type(v: Any) -> Any:
     # Checked before pydantic's union so that a wrong type gives one message, not one per member, and a
     # TOML boolean is not silently read as 1 (bool is an int in Python).
+    v = _numpy_scalar(v)
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         raise ValueError(f"must be a number (SI base unit) or a string with a unit, got {show(v)}")
     return v
 
 
 def _param_type(v: Any) -> Any:
+    v = _numpy_scalar(v)
     if not isinstance(v, (bool, str, int, float)):
         raise ValueError(f"must be a number, a boolean or a string, got {show(v)}")
     if isinstance(v, float) and not math.isfinite(v):

@@ -71,6 +71,8 @@ if TYPE_CHECKING:
 
 # Most runs (grid points × seeds) in one sweep: each is validated before the first starts.
 MAX_RUNS = 100_000
+# Longest grid key (a path in the scenario, or linked paths "a, b").
+MAX_KEY = 1000
 
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[(?:\d+|\*)\])*)$")
 
@@ -180,6 +182,9 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
         raise ScenarioError([("grid", "must be a table of key = [values]")])
     runs = len(seeds)
     for k, v in grid.items():
+        if len(k) > MAX_KEY:  # a path in a scenario is a few dozen characters; a long one would fill every message
+            raise ScenarioError([(f"grid.{k[:40]}… ({len(k):,} characters)", f"is not a key of the scenario: a grid key "
+                                  f"is a path such as \"flows[0].cc\", at most {MAX_KEY} characters")])
         if not isinstance(v, list) or not v:
             raise ScenarioError([(f"grid.{k}", f"must be a non-empty list of values, got {str(v)[:100]}")])
         _check_values(k, v)
@@ -187,6 +192,12 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
     if runs > MAX_RUNS:
         raise ScenarioError([("grid", f"{runs:,} runs (grid points × seeds); at most {MAX_RUNS:,} in one sweep")])
     return base, seeds, grid
+
+
+def _short(v: Any) -> str:
+    """A grid value in a message as Python writes it ('cubic'), cut when long (a 100 kB string value)."""
+    text = repr(v)
+    return text if len(text) <= 80 else f"{text[:60]}… ({len(text):,} characters)"
 
 
 def _kind(v: Any) -> Optional[str]:
@@ -239,7 +250,7 @@ def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool =
             if validate:
                 Scenario.from_dict(d)
         except ScenarioError as e:
-            where = ", ".join(f"{k} = {v!r}" for k, v in values.items()) or "the base scenario"
+            where = ", ".join(f"{k} = {_short(v)}" for k, v in values.items()) or "the base scenario"
             raise ScenarioError([(f"grid ({where}): {f}" if f else f"grid ({where})", m) for f, m in e.errors]) from None
         for seed in seeds:
             d2 = dict(d, seed=seed)

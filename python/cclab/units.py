@@ -37,6 +37,8 @@ _SHOW_MAX = 80
 def show_value(value: object) -> str:
     """A value for a message as the user wrote it (JSON: strings quoted), cut when long: an integer of
     400 digits is shown by its size, a string of 5000 characters by its start and length."""
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()  # type: ignore[attr-defined]  # a NumPy scalar: shown as the number it holds
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
         return f"an integer of {len(str(abs(value)))} digits"
     if isinstance(value, str) and len(value) > _SHOW_MAX:
