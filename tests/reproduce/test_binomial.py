@@ -104,7 +104,11 @@ def test_b1_k_plus_l_rule_holds_and_a_k_plus_l_half_member_breaks_it(claims_of):
     # SQRT and IIAD by k = l = 0.25 (k + l = 0.5) makes the TCP-friendly rows fail: TCP/binomial ≈ 0.4.
     seeds = tuple(range(1, 11))
     got = claims_of("B1", seeds)
-    assert all(c.verdict == "holds" for c in got.values()), {k: c.measured for k, c in got.items()}
+    rows = ["TCP-friendly: TCP/SQRT throughput ratio ≈ 1 (k + l = 1)", "TCP-friendly: TCP/IIAD throughput ratio ≈ 1 (k + l = 1)",
+            "k + l = 0.5 takes more than TCP", "k + l = 1.5 takes less than TCP",
+            "k + l = 0.5: TCP/binomial ratio < 1 whatever k (α 1, β ½)",
+            "k + l = 1.5: TCP/binomial ratio > 1 whatever k (α 1, β ½)"]
+    assert {r: got[r].verdict for r in rows} == dict.fromkeys(rows, "holds"), {r: got[r].measured for r in rows}
     bad = claims_of("B1", seeds, mutate_key="k+l=0.5",
                     mutate=lambda d: _as_member("iiad", 0.25, 0.25)(_as_member("sqrt", 0.25, 0.25)(d)))
     for k in ("TCP-friendly: TCP/SQRT throughput ratio ≈ 1 (k + l = 1)",

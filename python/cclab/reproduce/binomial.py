@@ -43,23 +43,68 @@ def _b1_claims(res: Runs) -> list[Claim]:
                            ratios[k], FRIENDLY_TEXT, _friendly))
     rows.append(judged("k + l = 0.5 takes more than TCP", "ratio < 1", ratios["k+l=0.5"], "mean < 1", lambda v: v < 1))
     rows.append(judged("k + l = 1.5 takes less than TCP", "ratio > 1", ratios["k+l=1.5"], "mean > 1", lambda v: v > 1))
+    # Fig. 5 itself: the ratio against k for each k + l (the general member, α 1, β ½ as TCP's).
+    for kl, crit, text, test in ((1.0, "≈ 1", FRIENDLY_TEXT, _friendly), (0.5, "< 1", "mean < 1", lambda v: v < 1),
+                                 (1.5, "> 1", "mean > 1", lambda v: v > 1)):
+        pts = {f"k = {k:g}": ratios[_b1_k_name(k, kl)] for k in B1_K_SWEEP[kl]}
+        rows.append(judged_axis(f"k + l = {kl:g}: TCP/binomial ratio {crit} whatever k (α 1, β ½)",
+                                f"ratio {crit} across k (Fig. 5)", "k", pts, text, test))
     return rows
+
+
+def _b1_explain(res: Runs, claims: list[Claim]) -> str:
+    """The k axis: ratio, timeouts and loss events of the two flows, per member (mean over seeds)."""
+    def per_flow(name: str, i: int, key: str) -> list[float]:
+        return [float(r.summary["flows"][i][key]) for r in res[name]]
+
+    lines = ["| member | TCP/binomial | timeouts, TCP / binomial | retransmits, TCP / binomial |",
+             "| --- | --- | --- | --- |"]
+    for name in res:
+        lines.append(f"| {name} | {ci(per_seed(res[name], lambda r: _ratio(r.summary)))} | "
+                     f"{ci(per_flow(name, 0, 'timeouts'), '{:.1f}')} / {ci(per_flow(name, 1, 'timeouts'), '{:.1f}')} | "
+                     f"{ci(per_flow(name, 0, 'retransmits'), '{:.0f}')} / {ci(per_flow(name, 1, 'retransmits'), '{:.0f}')} |")
+    return ("Over RED both flows see the same drop probability, so eq. 7 predicts the ratio from k + l alone "
+            "(and from α/β): below 1 for k + l < 1, above for k + l > 1. A row over the k axis is "
+            "inconclusive where one point's interval reaches past the band's edge. Per member, mean ± 95 % CI "
+            "over every seed run:\n\n" + "\n".join(lines))
+
+
+# Fig. 5's k axis for each k + l (0 ≤ l ≤ 1): the general binomial member at TCP's α 1, β ½.
+B1_K_SWEEP = {0.5: (0.0, 0.25, 0.5), 1.0: (0.0, 0.25, 0.5, 0.75, 1.0), 1.5: (0.5, 0.75, 1.0)}
+
+
+def _b1_k_name(k: float, kl: float) -> str:
+    return f"k={k:g} l={kl - k:g}"
+
+
+def _b1_variants() -> dict[str, Callable[[dict], dict]]:
+    out: dict[str, Callable[[dict], dict]] = {
+        "sqrt": lambda d: d, "iiad": _second("iiad"),
+        "k+l=0.5": _second("binomial", {"k": 0.25, "l": 0.25}),
+        "k+l=1.5": _second("binomial", {"k": 0.75, "l": 0.75})}
+    for kl, ks in B1_K_SWEEP.items():
+        for k in ks:
+            out[_b1_k_name(k, kl)] = _second("binomial", {"k": k, "l": kl - k})
+    return out
 
 
 def _b1_figure(res: Runs) -> dict[str, Any]:
     """The paper's Fig. 5 form: TCP/binomial throughput ratio against k + l, mean and 95 % CI over seeds."""
     import matplotlib.pyplot as plt
 
-    pts = [(0.5, "k+l=0.5"), (1.0, "sqrt"), (1.0, "iiad"), (1.5, "k+l=1.5")]
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    for x, k in pts:
-        m, _, _, half = spread([_ratio(r.summary) for r in res[k]])
-        ax.errorbar([x + (0.03 if k == "iiad" else 0)], [m], yerr=[half], fmt="o", capsize=4, label=k)
+    for kl, ks in B1_K_SWEEP.items():
+        stats = [spread([_ratio(r.summary) for r in res[_b1_k_name(k, kl)]]) for k in ks]
+        ax.errorbar(list(ks), [m for m, *_ in stats], yerr=[h for *_, h in stats], fmt="o-", capsize=4,
+                    label=f"k + l = {kl:g} (α 1, β ½)")
+    for k, name in ((0.5, "sqrt"), (1.0, "iiad")):
+        m, _, _, half = spread([_ratio(r.summary) for r in res[name]])
+        ax.errorbar([k + 0.02], [m], yerr=[half], fmt="s", capsize=4, label=f"{name.upper()} (α/β 1.5)")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("k + l")
+    ax.set_xlabel("k")
     ax.set_ylabel("TCP / binomial throughput")
     ax.legend(fontsize=8)
-    ax.set_title("B1: the k + l rule (mean, 95 % CI)")
+    ax.set_title("B1: the k + l rule, Fig. 5 (mean, 95 % CI)")
     return {"b1_ratio_vs_kl": fig}
 
 
@@ -476,12 +521,10 @@ EXPERIMENTS = [
     Experiment(
         id="B1", paper=PAPER,
         title="the k + l rule: 1 TCP vs 1 binomial flow over RED", scenario="binomial_b1.toml",
-        variants={"sqrt": lambda d: d, "iiad": _second("iiad"),
-                  "k+l=0.5": _second("binomial", {"k": 0.25, "l": 0.25}),
-                  "k+l=1.5": _second("binomial", {"k": 0.75, "l": 0.75})},
-        claims=_b1_claims, seeds=RUNS,
+        variants=_b1_variants(), claims=_b1_claims, seeds=RUNS, explain=_b1_explain,
         notes="3 Mbit/s, 50 ms, RED, 4 reverse TCP flows (the paper's topology), 200 s, 10 seeds as the paper "
-              "(throughput over 50-200 s).",
+              "(throughput over 50-200 s). SQRT and IIAD at their defaults (α/β = 1.5); Fig. 5's k axis for k + l = "
+              "0.5, 1 and 1.5 with the general member at TCP's α 1, β ½.",
         figures=_b1_figure,
     ),
     Experiment(
