@@ -1,6 +1,12 @@
 """Runs on worker processes (issue 28, section 2, items 4 and 6): cclab's exceptions cross process
 boundaries intact, and a killed `cclab reproduce` leaves no worker behind and resumes to the same report."""
+import json
+import os
 import pickle
+import signal
+import subprocess
+import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -53,3 +59,97 @@ def test_cclab_run_in_a_users_process_pool_raises_scenario_error():
         with pytest.raises(ScenarioError) as e:
             ex.submit(_bad_run, 0).result(timeout=120)
     assert any(f == "duration" for f, _ in e.value.errors), e.value.errors
+
+
+def _children(pid):
+    """The pids whose parent is ``pid`` (from /proc: no psutil needed)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    """Whether ``pid`` runs (a zombie waiting for a parent that does not reap it has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# L1 (60 variants) at two seeds, quick: 120 short runs, so the pool is busy when it is killed (~30 s on 2 workers).
+REPRODUCE = ["reproduce", "L1", "--quick", "--seeds", "2", "-j", "2"]
+
+
+def _cclab(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "cclab.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_sigkilled_reproduce_leaves_no_worker_and_resumes(tmp_path):
+    # Before: the pool's workers were re-parented to init and kept running (19 min later, in the red team's
+    # test), free to write into the folder a resumed reproduce was using.
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "cclab.cli", *REPRODUCE, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers, deadline = [], time.monotonic() + 120
+    try:
+        # Killed mid-pool: workers exist, some runs are finished and one is under way (a .partial folder).
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers = _children(proc.pid)
+            runs = list((out / "L1").glob("*")) if (out / "L1").exists() else []
+            if workers and any(r.name.endswith(".partial") for r in runs) and \
+                    sum(r.is_dir() and "." not in r.name for r in runs) >= 2:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None and workers, "the reproduction ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # PR_SET_PDEATHSIG: the kernel kills each worker with its parent; 5 s is ample for the signal and exit
+    # (the check loops, so a fast machine passes at once).
+    end = time.monotonic() + 5
+    while time.monotonic() < end and any(_alive(w) for w in workers):
+        time.sleep(0.05)
+    survivors = [w for w in workers if _alive(w)]
+    for w in survivors:  # do not leave them running whatever the verdict
+        os.kill(w, signal.SIGKILL)
+    assert survivors == [], f"{len(survivors)} of {len(workers)} workers outlived the killed reproduce"
+    # The same command resumes: it finishes, leaves no partial folder or lock, and its report is the one an
+    # uninterrupted reproduction makes (the runs are deterministic, so the measured text is identical).
+    r = _cclab(*REPRODUCE, "--out", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    left = [p.name for p in (out / "L1").iterdir() if p.name.endswith((".partial", ".lock"))]
+    assert left == []
+    fresh = tmp_path / "fresh"
+    assert _cclab(*REPRODUCE, "--out", str(fresh)).returncode == 0
+    got, want = (json.loads((d / "L1" / "reproduce.json").read_text()) for d in (out, fresh))
+    assert [c["measured"] for c in got["claims"]] == [c["measured"] for c in want["claims"]]
+    assert got["seeds"] == want["seeds"] == [1, 2]
+
+
+def test_a_failing_run_in_a_worker_is_reported_not_a_broken_pool(tmp_path, monkeypatch):
+    # A run that raises in a worker (here: an unwritable run folder, a file where its folder's parent
+    # should be) is reported with its folder and message once the others are done; the pool survives.
+    from cclab import reproduce as rp
+
+    jobs = rp._jobs("M2", tmp_path, True, (1, 2))
+    (tmp_path / "blocker").write_text("")
+    bad = tmp_path / "blocker" / "run"
+    jobs[0] = (jobs[0][0], bad)
+    with pytest.raises(rp.RunsFailed) as e:
+        rp._run_jobs(jobs, 2, None, lambda n, t: None, 0, len(jobs))
+    assert [w for w, _ in e.value.failures] == [str(bad)]
+    assert all((w / "summary.json").exists() for _, w in jobs[1:])
+    assert pickle.loads(pickle.dumps(e.value)).failures == e.value.failures

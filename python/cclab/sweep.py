@@ -1,8 +1,7 @@
 """Sweeps: one scenario run over a grid of settings and seeds, in parallel, resumable.
 
-(Over 700 lines because it holds three parts that change together today: the grid, the run protocol
-that survives any kill — per-run locks, atomic renames, workers that die with their parent — and the
-tables. The run protocol is the part to move into a module of its own when `cclab reproduce` adopts it.)
+(The run protocol that survives any kill — per-run locks, atomic renames, workers that die with their
+parent — is cclab.executor's, shared with `cclab reproduce`; this module holds the grid and the tables.)
 
 A sweep file (TOML)::
 
@@ -38,8 +37,7 @@ the simulator is single-threaded and deterministic, so a run's result does not d
 """
 from __future__ import annotations
 
-import errno
-import fcntl
+import functools
 import hashlib
 import itertools
 import json
@@ -47,22 +45,12 @@ import math
 import os
 import re
 import shutil
-import signal
-import socket
-import sys
-import tempfile
-import threading
-import time
 import warnings
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import provenance, units
+from . import executor, provenance, units
 from .results import prepare_out
 from .scenario import Scenario, ScenarioError, parse_toml, read_text
 
@@ -258,180 +246,24 @@ def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool =
     return points
 
 
-# --- Worker side -------------------------------------------------------------------------------------------
+# --- Worker side (the run protocol itself is cclab.executor's, shared with `cclab reproduce`) ----------------
 
-_POOL_WORKER = False  # True in a local pool worker (set by _worker_init): it may take over fd 2 during a run
-_STOP: Any = None  # in a local pool worker: the pool's Event, set on Ctrl-C (a run not yet started is skipped)
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-_KEEP_STDERR = 20_000  # characters of a failed run's captured stderr kept in failed.json
+_Lock = executor.Lock
 
 
-def _worker_init(parent: int, stop: Any = None) -> None:
-    """Initializer of every local pool worker: the worker dies with the sweep process, and leaves Ctrl-C to it.
+def _write_point(p: dict, plots: bool, part: Path) -> None:
+    """Writes run ``p`` (a Point as a dict) into folder ``part``: its results and its point.json."""
+    from .runner import run
 
-    On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel SIGKILL the worker as soon as its parent dies,
-    however the parent dies (SIGKILL included). The parent may have died between the fork and the prctl: the
-    worker has then been re-parented, ``getppid()`` is no longer ``parent``, and the worker exits at once.
-    Without prctl (not Linux), a daemon thread checks ``getppid()`` twice a second instead."""
-    global _POOL_WORKER, _STOP
-    _POOL_WORKER, _STOP = True, stop
-    # Ctrl-C in a terminal signals the whole process group; the sweep process decides (docs/sweep.md).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    armed = False
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            armed = libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
-                               ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
-        except (OSError, AttributeError):
-            armed = False
-    if os.getppid() != parent:
-        os._exit(1)
-    if not armed:
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="cclab-sweep-parent-watch", daemon=True).start()
+    res = run(p["scenario"], None, progress=False)
+    res.to_dir(part, plots=plots)
+    (part / "point.json").write_text(json.dumps(p, indent=1))
 
 
-class _Lock:
-    """The exclusive lock of one run: ``flock`` on ``runs/<id>.lock``, held by whichever process is running the
-    run. The kernel drops a flock lock when its holder dies, so a dead holder never blocks anyone. The holder
-    unlinks the file before releasing it; ``acquire`` checks that the file it locked is still the one at the
-    path (the holder it waited for may have unlinked it meanwhile) and retries otherwise."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.fd: Optional[int] = None
-
-    def acquire(self, block: bool = True) -> bool:
-        while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
-                try:
-                    st, mine = os.stat(self.path), os.fstat(fd)
-                    same = (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
-                except FileNotFoundError:
-                    same = False
-            except BlockingIOError:
-                os.close(fd)
-                return False
-            except BaseException:
-                os.close(fd)
-                raise
-            if same:
-                self.fd = fd
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())  # who holds it, for people
-                return True
-            os.close(fd)
-
-    def release(self) -> None:
-        if self.fd is not None:
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
-            # Unlock explicitly: a child forked meanwhile shares the open file, and closing ours would not do.
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
-
-    def __enter__(self) -> _Lock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
-
-
-@contextmanager
-def _stderr_into(buf: list) -> Iterator[None]:
-    """In a local pool worker, fd 2 goes to a temporary file for the block, whose text is appended to ``buf``:
-    Rust's panic hook writes the panic's location (and with RUST_BACKTRACE a backtrace) there. Elsewhere (a Dask
-    worker runs tasks in threads sharing fd 2) nothing is redirected."""
-    if not _POOL_WORKER:
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield
-        finally:
-            try:
-                sys.stderr.flush()
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-                tmp.seek(0)
-                buf.append(tmp.read().decode(errors="replace"))
-
-
-_PANIC_AT = re.compile(r"panicked at (\S+?):?$", re.M)
-
-
-def _describe(e: BaseException, stderr: str = "") -> str:
-    """One message for a failed run: the exception's type and text (and where Rust panicked), no traceback."""
-    name = type(e).__name__
-    m = _PANIC_AT.search(stderr)
-    if m and name == "PanicException":
-        name += f" (Rust panic at {m.group(1)})"
-    return f"{name}: {e}" if str(e) else name
-
-
-def _run_one(point_json: str, out: str, plots: bool) -> tuple[str, str, str]:
-    """Runs one point (in a worker); returns ``(status, message, captured stderr)`` with status ``"done"`` (ran
-    and kept), ``"exists"`` (already finished, by another process), ``"failed"``, or ``"stopped"`` (the sweep
-    was interrupted before this run started: nothing done).
-
-    A failing run does not raise: any exception, a Rust panic included (pyo3's PanicException derives from
-    BaseException, and does not pickle), becomes a ``"failed"`` result made of strings. Under the run's lock
-    (``_Lock``): if ``runs/<id>/`` exists the run is finished and is not run again; otherwise it is written into
-    ``runs/<id>.partial/`` (emptied first: an attempt that was killed leaves one) and renamed to ``runs/<id>/``
-    when complete (a directory rename is atomic): a run directory exists exactly when the run finished."""
-    if _STOP is not None and _STOP.is_set():
-        return ("stopped", "", "")
-    p = json.loads(point_json)
-    runs = Path(out) / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    final, part = runs / p["id"], runs / f"{p['id']}.partial"
-    err: list[str] = []
-    with _Lock(runs / f"{p['id']}.lock"):
-        if final.is_dir():
-            shutil.rmtree(part, ignore_errors=True)
-            return ("exists", "", "")
-        try:
-            shutil.rmtree(part, ignore_errors=True)
-            part.mkdir()
-            with _stderr_into(err):
-                from .runner import run
-
-                res = run(p["scenario"], None, progress=False)
-                res.to_dir(part, plots=plots)
-                (part / "point.json").write_text(json.dumps(p, indent=1))
-            try:
-                os.rename(part, final)
-            except OSError as e:  # finished meanwhile by a process that does not take the lock (an older cclab)
-                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
-                    raise
-                shutil.rmtree(part, ignore_errors=True)
-                return ("exists", "", "")
-        except BaseException as e:
-            shutil.rmtree(part, ignore_errors=True)
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            text = "".join(err)
-            return ("failed", _describe(e, text), text[-_KEEP_STDERR:])
-    if err and err[0]:
-        sys.stderr.write(err[0])  # a run that succeeded keeps its warnings
-    return ("done", "", "")
+def _task(p: Point, out: Path, plots: bool) -> executor.Task:
+    """Point ``p`` as a task of the shared executor: its folder is ``runs/<id>/`` (finished when it exists)."""
+    return executor.Task(out / "runs" / p.id, functools.partial(_write_point, json.loads(json.dumps(p.__dict__)),
+                                                                plots), key=p)
 
 
 # --- The sweep's side ---------------------------------------------------------------------------------------
@@ -757,44 +589,9 @@ def _clean(out: Path) -> None:
 
 
 def _on_pool(todo: list[Point], workers: int, out: Path, plots: bool, settle: Callable[..., None]) -> None:
-    """Runs ``todo`` on local worker processes (see _worker_init). A worker that dies (killed, out of memory)
-    breaks the pool: the runs not settled go to a new pool, except those that were under way, which are retried
-    after the others one at a time (a pool of one worker), so that a run whose worker dies there is known to be
-    the one killing it: it has failed."""
-    import multiprocessing as mp
-
-    # fork: a worker's parent is this process (the getppid() check of _worker_init), and it starts at once.
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    runs = out / "runs"
-    queue: list[Point] = list(todo)
-    suspects: list[Point] = []
-    blind = 0
-    while queue or suspects:
-        alone = not queue
-        batch = suspects if alone else queue
-        if alone:
-            suspects = []
-        else:
-            queue = []
-        lost = _pool_pass(batch, 1 if alone else workers, ctx, out, plots, settle)
-        if not lost:
-            continue
-        started = _reap(runs, lost)
-        rest = [p for p in lost if p not in started]
-        if alone:
-            for p in started:
-                settle(p, "failed", "its worker process died while running it, twice (killed by a signal, out of "
-                                    "memory, or an abort)", "")
-            suspects = rest
-        else:
-            suspects += started
-            queue = rest
-        if not started:
-            blind += 1
-            if blind >= 3:
-                for p in queue + suspects:
-                    settle(p, "failed", "worker processes keep dying before they start a run", "")
-                return
+    """Runs ``todo`` on local worker processes (cclab.executor.run_local: workers that die with this process,
+    runs retried when a worker dies, Ctrl-C lets the running ones finish)."""
+    executor.run_local([_task(p, out, plots) for p in todo], workers, lambda t, *r: settle(t.key, *r))
 
 
 def _discard(runs: Path, rid: str) -> bool:
@@ -814,89 +611,8 @@ def _discard(runs: Path, rid: str) -> bool:
         lock.release()
 
 
-def _reap(runs: Path, lost: list[Point]) -> list[Point]:
-    """After a pool broke (its workers are gone): the lost runs that were under way, their .partial removed."""
-    started = []
-    for p in lost:
-        lock = _Lock(runs / f"{p.id}.lock")
-        if lock.acquire(block=False):  # held: another sweep is running it, not ours
-            try:
-                part = runs / f"{p.id}.partial"
-                if part.exists():
-                    started.append(p)
-                    shutil.rmtree(part, ignore_errors=True)
-            finally:
-                lock.release()
-    return started
-
-
-def _pool_pass(batch: list[Point], workers: int, ctx: Any, out: Path, plots: bool,
-               settle: Callable[..., None]) -> list[Point]:
-    """Runs ``batch`` in one process pool; returns the runs lost because the pool broke."""
-    stop = ctx.Event()
-    ex = ProcessPoolExecutor(max_workers=min(workers, len(batch)), mp_context=ctx, initializer=_worker_init,
-                             initargs=(os.getpid(), stop))
-    futs: dict = {}
-    lost: list[Point] = []
-    try:
-        for i, p in enumerate(batch):
-            try:
-                futs[ex.submit(_run_one, json.dumps(p.__dict__), str(out), plots)] = p
-            except BrokenProcessPool:
-                lost += batch[i:]
-                break
-        pending = set(futs)
-        while pending:
-            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in ready:
-                try:
-                    r = f.result()
-                except BrokenProcessPool:
-                    lost.append(futs[f])
-                    continue
-                except Exception as e:  # _run_one reports failures itself; this is anything else
-                    r = ("failed", _describe(e), "")
-                settle(futs[f], *r)
-    except BaseException:  # Ctrl-C: queued runs are cancelled, running ones finish and are kept
-        stop.set()  # the runs already handed to a worker but not started are skipped
-        for f in futs:
-            f.cancel()
-        try:
-            ex.shutdown(wait=True, cancel_futures=True)
-        except KeyboardInterrupt:  # a second Ctrl-C: stop now (the runs under way are lost, cleaned next time)
-            for proc in list((getattr(ex, "_processes", None) or {}).values()):
-                proc.kill()
-            raise
-        raise
-    ex.shutdown(wait=True)
-    return lost
-
-
 def _on_dask(todo: list[Point], scheduler: str, out: Path, plots: bool, settle: Callable[..., None]) -> None:
-    try:
-        from dask.distributed import Client
-    except ImportError:
-        raise ScenarioError([("--scheduler", "needs Dask: pip install \"dask[distributed]\"")]) from None
-    client = Client(scheduler)
-    try:
-        ex = client.get_executor()
-        futs = {ex.submit(_run_one, json.dumps(p.__dict__), str(out), plots): p for p in todo}
-        pending = set(futs)
-        try:
-            while pending:
-                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in ready:
-                    try:
-                        r = f.result()
-                    except Exception as e:  # e.g. KilledWorker: the cluster gave up on this run
-                        r = ("failed", _describe(e), "")
-                    settle(futs[f], *r)
-        except BaseException:
-            for f in pending:
-                f.cancel()
-            raise
-    finally:
-        client.close()
+    executor.run_dask([_task(p, out, plots) for p in todo], scheduler, lambda t, *r: settle(t.key, *r))
 
 
 def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: Optional[str] = None,

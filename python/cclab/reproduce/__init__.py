@@ -12,15 +12,15 @@ first look); the printed report says so, because the claims are about the full-s
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
-import shutil
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from .. import provenance
+from .. import executor, provenance
 from ..results import Result
 from ..runner import run as _run
 from ..scenario import as_scenario, tomllib  # tomli before Python 3.11
@@ -243,40 +243,70 @@ def _git_now() -> Optional[dict]:
 
 
 def _finished(d: dict, where: Path) -> bool:
-    """Whether ``where`` holds a finished run of ``d`` made by this cclab version (it is then reused)."""
-    done = where / "summary.json"
-    if not done.exists():
+    """Whether ``where`` holds a finished run of ``d`` made by this cclab version (it is then reused). A run
+    whose files are damaged (not regular files, not the form cclab writes) is not finished: it is redone."""
+    import stat
+
+    from ..files import read_json
+    from ..results import load_summary
+
+    if not os.path.lexists(where / "summary.json"):
         return False
     try:
         spec = as_scenario(d).to_spec()
-        same_spec = json.loads((where / "spec.json").read_text()) == json.loads(json.dumps(spec))
-        meta = json.loads(done.read_text()).get("meta") or {}
+        same_spec = read_json(where / "spec.json", "spec.json") == json.loads(json.dumps(spec))
+        meta = load_summary(where / "summary.json").get("meta") or {}
+        # The Parquet footer (the schema) is read, not the data: a truncated file fails here.
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        ts = where / "timeseries.parquet"
+        if not stat.S_ISREG(os.stat(ts).st_mode):
+            return False
+        pq.read_schema(ts)
         # The spec holds no algorithm defaults, so code changed under the same version would go unseen:
         # from a git checkout a run is reused only if made at the same commit (uncommitted edits are
         # the developer's to manage); an installed release has no commit and the version decides.
-        then, now = (meta.get("git") or {}).get("commit"), (_git_now() or {}).get("commit")
-        return bool(same_spec and meta.get("cclab_version") == provenance.version() and then == now)
-    except (OSError, ValueError):
-        return False  # unreadable: redo it
+        git = meta.get("git") if isinstance(meta, dict) else None
+        then, now = (git if isinstance(git, dict) else {}).get("commit"), (_git_now() or {}).get("commit")
+        return bool(same_spec and isinstance(meta, dict) and meta.get("cclab_version") == provenance.version()
+                    and then == now)
+    except (OSError, ValueError, TypeError):  # unreadable or damaged (pyarrow's errors are among these): redo it
+        return False
+
+
+def _write_run(d: dict, part: Path) -> Result:
+    """Runs scenario ``d`` into folder ``part`` (the report draws what it needs; per-run PNGs cost ~0.5 s)."""
+    return _run(d, part, progress=False, plots=False)
 
 
 def _run_once(d: dict, where: Optional[Path]) -> Result:
-    """One run of an experiment. With a folder, the run is done at most once whatever interrupts it:
-    it is written into ``<where>.partial`` and renamed into place when complete (an atomic rename), so
-    ``where`` exists only for a finished run; a rerun of the same experiment into the same folder loads
-    a finished run whose resolved spec and cclab version are this one's instead of simulating it again,
-    and replaces a stale one (another spec or version) or a leftover ``.partial`` (docs/reproduce.md,
-    "Interrupted runs")."""
+    """One run of an experiment. With a folder, the run is done at most once whatever interrupts it, by the
+    protocol ``cclab sweep`` uses (cclab.executor): under the run's lock (``<where>.lock``) it is written into
+    ``<where>.partial`` and renamed into place when complete (an atomic rename), so ``where`` exists only for
+    a finished run and no other process writes into it meanwhile; a rerun of the same experiment into the same
+    folder loads a finished run whose resolved spec and cclab version are this one's instead of simulating it
+    again, and replaces a stale or damaged one or a leftover ``.partial`` (docs/reproduce.md, "Interrupted
+    runs")."""
     if where is None:
         return _run(d, None, progress=False, plots=False)
-    if _finished(d, where):
-        return Result.load(where)
-    partial = where.with_name(where.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    res = _run(d, partial, progress=False, plots=False)  # the report draws what it needs; per-run PNGs cost ~0.5 s
-    shutil.rmtree(where, ignore_errors=True)
-    os.replace(partial, where)
-    return res
+    if not _finished(d, where):
+        res = executor.in_folder(where, functools.partial(_write_run, d), functools.partial(_finished, d))
+        if res is not None:
+            return res
+    return Result.load(where)
+
+
+class RunsFailed(RuntimeError):
+    """Raised by :func:`run_many` once every run is settled, if some failed (the others are finished and
+    kept; the same call retries the failed ones). ``failures``: (run folder, message) pairs."""
+
+    def __init__(self, failures: list[tuple[str, str]], total: int):
+        self.failures, self.total = failures, total
+        super().__init__(f"{len(failures)} of {total} runs failed (the same command retries them):\n"
+                         + "\n".join(f"  {w}: {m}".replace("\n", "\n    ") for w, m in failures))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.failures, self.total))
 
 
 def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] = None) -> list[tuple[dict, Path]]:
@@ -296,11 +326,6 @@ def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] 
     return out_jobs
 
 
-def _pool_job(d: dict, where: str) -> None:
-    """One run in a worker process (written to disk; the parent loads it when it judges the claims)."""
-    _run_once(d, Path(where))
-
-
 def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Optional[int] = None,
              scheduler: Optional[str] = None, on_done: Callable[[int, int], None] = lambda done, total: None,
              seeds: Optional[tuple[int, ...]] = None, max_seeds: Optional[int] = None) -> dict[str, Report]:
@@ -310,6 +335,9 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
     with inconclusive rows gets its next batch of seeds in the next round (as :func:`reproduce`), every
     experiment's batch in one pool. Returns the reports by id. Each run is atomic (``_run_once``), so
     Ctrl-C loses only the runs under way: queued ones are cancelled, and the next call resumes."""
+    from ..results import prepare_out
+
+    prepare_out(out, "--out")  # a folder that cannot be written is refused before any run (ScenarioError)
     # The commit the runs will record, fixed now: forked workers inherit it, so the runs they write and
     # the judging below agree on it even if HEAD moves meanwhile.
     _git_now()
@@ -336,48 +364,33 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
 
 def _run_jobs(jobs: list[tuple[dict, Path]], workers: Optional[int], scheduler: Optional[str],
               on_done: Callable[[int, int], None], done: int, total: int) -> int:
-    """Runs the unfinished ``jobs`` on a pool (or Dask); returns ``done`` plus the jobs now finished."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
+    """Runs the unfinished ``jobs`` through the executor ``cclab sweep`` uses (cclab.executor: per-run locks,
+    atomic renames, local workers that die with this process, runs retried when a worker dies) on local
+    processes or a Dask cluster; returns ``done`` plus the jobs now finished. Raises RunsFailed at the end if
+    some runs failed (the others are kept)."""
     todo = [(d, w) for d, w in jobs if not _finished(d, w)]
     done += len(jobs) - len(todo)
     on_done(done, total)
     if not todo:
         return done
-    client = None
+    tasks = [executor.Task(w, functools.partial(_write_run, d), functools.partial(_finished, d)) for d, w in todo]
+    failures: list[tuple[str, str]] = []
+    count = [done]
+
+    def settle(t: executor.Task, status: str, message: str = "", stderr: str = "") -> None:
+        if status == "failed":
+            failures.append((str(t.final), message))
+        elif status != "stopped":
+            count[0] += 1
+            on_done(count[0], total)
+
     if scheduler:
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            from ..scenario import ScenarioError
-
-            raise ScenarioError([("--scheduler", "needs Dask: pip install \"dask[distributed]\"")]) from None
-        client = Client(scheduler)
-        ex: Any = client.get_executor()
+        executor.run_dask(tasks, scheduler, settle)
     else:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
-        ex = ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo)), mp_context=ctx)
-    futs = {ex.submit(_pool_job, d, str(w)): w for d, w in todo}
-    try:
-        pending = set(futs)
-        while pending:
-            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in ready:
-                f.result()  # a failing run is a bug in cclab or the experiment: stop and say so
-                done += 1
-                on_done(done, total)
-    except BaseException:
-        for f in futs:
-            f.cancel()
-        raise
-    finally:
-        if client is not None:
-            client.close()
-        else:
-            ex.shutdown(wait=True, cancel_futures=True)
-    return done
+        executor.run_local(tasks, workers or os.cpu_count() or 1, settle)
+    if failures:
+        raise RunsFailed(failures, len(jobs))
+    return count[0]
 
 
 QUICK_FACTOR = 0.1
