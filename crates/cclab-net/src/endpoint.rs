@@ -215,6 +215,35 @@ fn wait(
     Ok(woke)
 }
 
+/// The run-clock time an ACK stamped `ts` by the kernel (SO_TIMESTAMPNS, CLOCK_REALTIME ns) reached the
+/// socket, no earlier than `floor`; now when unstamped. DECISION (issue 28): a sender thread woken late
+/// (other processes on its core: timer lateness p99 up to 6 ms measured) used to read a late batch of ACKs
+/// and hand them all to the machine at the same `now`. That compressed their spacing, so BBR's
+/// delivery-rate samples took the send rate (max of send and ACK intervals; in ProbeBW's 5/4 phase, 1.25
+/// × BtlBw) and its max filter ratcheted BtlBw up (112.6 Mbit/s on a 100 Mbit/s link, measured under
+/// load), and the pacing rate above the link kept a standing queue; it also added the late wake-up to
+/// every RTT sample (the min_rtt filter, Vegas/FAST's queue estimates). The kernel's arrival time is
+/// what a kernel TCP sender uses. `CCLAB_NET_ACK_TIMESTAMPS=0` turns it off (for comparison).
+fn ack_arrival(ts: Option<u64>, clock: &Clock, floor: Nanos) -> Nanos {
+    let now = clock.now();
+    let Some(ts) = ts else {
+        return now;
+    };
+    let mut real = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut real) } != 0 {
+        return now;
+    }
+    let real = real.tv_sec as u64 * 1_000_000_000 + real.tv_nsec as u64;
+    // A stamp in the future (real time stepped back since) counts as now.
+    now.saturating_sub(real.saturating_sub(ts))
+        .max(floor)
+        .min(now)
+}
+
 /// Runs a sender on a connected, non-blocking UDP socket. At `stop_at` it stops sending new data and
 /// returns once the machine has nothing left to recover (or at `stop`). Datagrams that are not a valid
 /// ACK of `flow_id` are counted in `probe.malformed` and dropped; datagrams from any address but the
@@ -242,6 +271,9 @@ pub fn run_sender<S: SenderMachine>(
     let mut stalls = StallLog::for_window(probe.measure);
     let mut due = clock.now();
     let mut state_due = due;
+    // The last time handed to the machine: an ACK's arrival time is never earlier (times only move
+    // forward for a sans-IO machine).
+    let mut floor: Nanos = 0;
     let peer = sock.peer_addr().ok();
     loop {
         let now = clock.now();
@@ -264,13 +296,19 @@ pub fn run_sender<S: SenderMachine>(
                 Ok(Repr {
                     flow_id: f,
                     body: Body::Ack(a),
-                }) if f == flow_id => m.handle_ack(clock.now(), &a),
+                }) if f == flow_id => {
+                    // The ACK's time is when it reached our socket, not when this thread got to it:
+                    // see `ack_arrival`.
+                    let at = ack_arrival(meta.kernel_ts, clock, floor);
+                    m.handle_ack(at, &a)
+                }
                 _ => {
                     probe.malformed.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
         let now = clock.now();
+        floor = now;
         if m.poll_timeout().is_some_and(|t| t <= now) {
             m.handle_timeout(now);
         }
@@ -602,6 +640,10 @@ impl SenderSetup {
         let built = build_flow_sender(cc, f, flow_id, run_seed)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         tune(&sock)?;
+        if !sys::turned_off("CCLAB_NET_ACK_TIMESTAMPS") {
+            // Each ACK's arrival time (see `ack_arrival`).
+            sys::setsockopt_int(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+        }
         sock.connect(dst)?;
         if f.transport.ecn {
             // ECT(0) on every datagram: the emulator's marking disciplines may then set CE.
