@@ -238,3 +238,14 @@ def test_numpy_scalars_are_numbers():
     assert sc.duration == 1 and sc.flows[0].params["initial_ssthresh"] == 20
     with pytest.raises(ScenarioError, match=r"duration: must be > 0, got -1"):
         cclab.Scenario.from_dict(scenario(duration=np.int64(-1)))
+
+
+def test_a_folder_in_place_of_a_run_file_is_refused_before_running(tmp_path, monkeypatch):
+    # Red-team pass: `mkdir out/summary.json` made the run fail after simulating (IsADirectoryError, exit 1).
+    calls = []
+    real = _native.run
+    monkeypatch.setattr(_native, "run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    (tmp_path / "o" / "rate.png").mkdir(parents=True)
+    with pytest.raises(ScenarioError, match=r"holds a folder named rate\.png"):
+        cclab.run(BASE, tmp_path / "o", progress=False)
+    assert calls == []

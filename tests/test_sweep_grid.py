@@ -110,3 +110,11 @@ def test_a_huge_grid_key_or_value_gives_a_short_message(tmp_path):
     with pytest.raises(ScenarioError) as e:
         sw.expand(*sw.load(write(tmp_path, '"flows[0].cc" = ["' + "b" * 100_000 + '"]\n')))
     assert len(str(e.value)) < 1000, str(e.value)[:1500]
+
+
+def test_a_folder_of_an_older_cclab_with_table_values_still_gives_a_table():
+    # Red-team pass: folders written when tables were accepted as grid values (their runs finished, their
+    # table never written) made `cclab plot` and `sweep.table` fail on unhashable dicts.
+    t = sw._numeric_grid(pd.DataFrame({"run": ["a", "b"], "flows[0].params": [{"k": 1}, {"k": 2}], "seed": [1, 1]}))
+    assert list(t["flows[0].params"]) == ['{"k": 1}', '{"k": 2}']
+    assert len(sw.summarize(t)) == 2

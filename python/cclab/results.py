@@ -145,6 +145,11 @@ def prepare_out(out: Union[str, bytes, os.PathLike], field: str = "out") -> Path
         fd, probe = tempfile.mkstemp(dir=p, prefix=".cclab-write-test-")
         os.close(fd)
         os.unlink(probe)
+        # A folder where a run writes one of its files (summary.json/) would fail the write after the run.
+        blocked = [n for n in RUN_FILES if (p / n).is_dir() and not (p / n).is_symlink()]
+        if blocked:
+            raise ScenarioError([(field, f"{where} holds a folder named {blocked[0]}, where a run writes its file; "
+                                         "move it or give another folder")])
     except ScenarioError:
         raise
     except OSError as e:

@@ -413,8 +413,9 @@ def _numeric_grid(t: pd.DataFrame) -> pd.DataFrame:
             t[key] = [float(q[1]) if q else float(v) for q, v in zip(parsed, vals)]
             continue
         kinds = {"number" if _is_number(v) else type(v).__name__ for v in vals if v is not None and v == v}
-        if len(kinds) > 1:
-            t[key] = [json.dumps(v) if isinstance(v, bool) else str(v) for v in vals]
+        if len(kinds) > 1 or kinds & {"dict", "list"}:
+            # (Tables and lists come only from folders of a cclab that allowed them: JSON, hashable text.)
+            t[key] = [json.dumps(v) if isinstance(v, (bool, dict, list)) else str(v) for v in vals]
     return t
 
 
