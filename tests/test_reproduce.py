@@ -15,8 +15,8 @@ from cclab import reproduce as rp
 from cclab.reproduce import window
 
 # Every experiment of docs/experiments.md, in the papers' order.
-CANON = ["F1", "F2", "F3", "F4", "M1", "M2", "M3", "M4", "M5", "M6", "B1", "B2", "B3", "B4", "B5", "B6", "B7",
-         "L1", "L2", "L3", "L4", "L5", "D1", "D2", "D3", "D4"]
+CANON = ["F1", "F2", "F3", "F4", "M1", "M2", "M3", "M4", "M5", "M6", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8",
+         "L1", "L2", "L3", "L4", "L5", "L6", "D1", "D2", "D3", "D4"]
 HEAVY = {"L4"}  # 100 flows at 622 Mbit/s: minutes even in quick mode
 
 
@@ -312,3 +312,21 @@ def test_inconclusive_rows_get_more_seeds_and_settled_rows_keep_theirs():
         seq.judge(res)
     (c,) = seq.rows
     assert c.verdict == "inconclusive" and c.seeds == list(range(1, 13)) and c.seeds_held[1] == 12
+
+
+def test_the_docs_count_and_name_every_experiment():
+    # README, docs/experiments.md and docs/reproduce.md say how many experiments there are and their ranges;
+    # docs/experiments.md has a section for each. An experiment added without its docs fails here.
+    import re
+
+    root = Path(__file__).parents[1]
+    ids = [e.id for e in rp.experiments().values()]
+    ranges = ", ".join(f"{x}1–{x}{max(int(i[1:]) for i in ids if i[0] == x)}" for x in dict.fromkeys(i[0] for i in ids))
+    readme = (root / "README.md").read_text()
+    exps = (root / "docs" / "experiments.md").read_text()
+    repro = (root / "docs" / "reproduce.md").read_text()
+    assert f"The papers' {len(ids)} experiments" in readme
+    assert f"{len(ids)} in all" in exps and f"All {len(ids)} are `cclab reproduce` experiments (**{ranges}**)" in exps
+    assert f"lists all {len(ids)}\n({ranges})" in repro
+    sections = re.findall(r"^### ([A-Z]\d+):", exps, flags=re.M)
+    assert sections == ids

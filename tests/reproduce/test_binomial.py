@@ -199,3 +199,14 @@ def test_b7_iiad_follows_its_throughput_law_and_a_k_plus_l_half_member_does_not(
     bad = exponent(lambda d: (d["flows"][0].update(cc="binomial", params={"initial_ssthresh": 16, "k": 0.25,
                                                                                 "l": 0.25}), d)[1])
     assert not check(bad) and bad > 0.55
+
+
+def test_b8_tcp_joining_iiad_flows_gets_its_share_and_not_beside_a_k_plus_l_half_member(claims_of):
+    # Full size (80 s), three seeds: the newcomer's goodput over the mean IIAD flow's over 30-80 s is in
+    # [0.75, 1.33] (measured 1.02 ± 0.09). Mutation: the fifteen flows run k = l = 0.25 (k + l = 0.5), which
+    # takes more than TCP: the newcomer's share falls below the band.
+    seeds = (1, 2, 3)
+    got = claims_of("B8", seeds, quick=False)
+    assert got["and keeps its share (IIAD)"].verdict == "holds", got["and keeps its share (IIAD)"].measured
+    bad = claims_of("B8", seeds, quick=False, mutate_key="k+l=0.5", mutate=_as_member("iiad", 0.25, 0.25))
+    assert bad["and keeps its share (IIAD)"].verdict == "does not hold", bad["and keeps its share (IIAD)"].measured

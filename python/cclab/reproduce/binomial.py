@@ -513,6 +513,53 @@ def _b7_figure(res: Runs) -> dict[str, Any]:
     ax.set_title("B7: the throughput law (mean over seeds)")
     return {"b7_law": fig}
 
+# --- B8 -------------------------------------------------------------------------------------------------
+
+B8_CATCH_UP = 5.0  # "after about t = 25 seconds": the newcomer (started at 20 s) holds its share 5 s after joining
+
+
+def _b8_windows(r: Result) -> tuple[float, float, float]:
+    """(join, start of the catch-up window, end of the run)."""
+    t0 = float(r.summary["flows"][0]["start"])
+    return t0, t0 + B8_CATCH_UP, float(r.spec["duration"])
+
+
+def _b8_share(r: Result, t0: float, t1: float) -> float:
+    """The TCP newcomer's goodput over the mean forward IIAD flow's in [t0, t1]."""
+    iiad = [i for i, f in enumerate(_forward(r)) if f["group"] == 1]
+    return w.goodput(r, 0, t0, t1) / statistics.fmean(w.goodputs(r, iiad, t0, t1))
+
+
+def _b8_claims(res: Runs) -> list[Claim]:
+    rows = []
+    for name, runs in res.items():
+        late = per_seed(runs, lambda r: _b8_share(r, _b8_windows(r)[1], _b8_windows(r)[1] + B8_CATCH_UP))
+        m0, m1 = (float(x) for x in runs[0].summary["measure"])
+        long_ = per_seed(runs, lambda r, a=m0, b=m1: _b8_share(r, a, b))
+        who = name.upper()
+        rows.append(judged(f"a TCP flow joining 15 long-running {who} flows catches up within {B8_CATCH_UP:g} s",
+                           "TCP grabs its fair share from about t = 25 s (Fig. 9)", late,
+                           f"TCP / mean {who} flow over the {B8_CATCH_UP:g} s from {B8_CATCH_UP:g} s after the join: "
+                           + FRIENDLY_TEXT, _friendly))
+        rows.append(judged(f"and keeps its share ({who})", "its fair share", long_,
+                           f"TCP / mean {who} flow over {m0:g}-{m1:g} s: " + FRIENDLY_TEXT, _friendly))
+    return rows
+
+
+def _b8_figure(res: Runs) -> dict[str, Any]:
+    """The paper's Fig. 9 form: windows against time, the TCP newcomer and five IIAD flows (seed 1)."""
+    import matplotlib.pyplot as plt
+
+    r = res["iiad"][0]
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for i, f in r.flows.groupby("flow"):
+        if i <= 5:
+            ax.plot(f["t"], f["cwnd_pkts"], lw=0.8 if i else 1.4, label="TCP" if i == 0 else f"IIAD {i}")
+    ax.set(xlabel="time (s)", ylabel="window (packets)", title="B8: TCP joins 15 IIAD flows (seed 1)")
+    ax.legend(fontsize=7, ncol=3)
+    return {"b8_windows": fig}
+
+
 PAPER = "Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001)"
 # "we simulated each topology and workload ten times" (§III): every experiment starts from ten seeds.
 RUNS = tuple(range(1, 11))
@@ -568,6 +615,14 @@ EXPERIMENTS = [
                   for p in B7_P},
         claims=_b7_claims, figures=_b7_figure, seeds=RUNS,
         notes="One flow at a time, 100 Mbit/s, 50 ms, Bernoulli loss 0.1-1 %; 300 s measured over 20-300 s.",
+    ),
+    Experiment(
+        id="B8", paper=PAPER, title="a TCP flow joins 15 long-running IIAD flows", scenario="binomial_b8.toml",
+        variants={"iiad": lambda d: d, "sqrt": _set_cc((1,), "sqrt")}, claims=_b8_claims, figures=_b8_figure,
+        seeds=RUNS,
+        notes="Fig. 9's setting (9 Mbit/s, 50 ms, RED, n = 16: 15 IIAD flows and one NewReno flow that starts at "
+              "20 s) with the paper's four reverse TCP flows; 80 s measured from 30 s. SQRT in IIAD's place as "
+              "the text's \"similar results hold for IIAD and SQRT\".",
     ),
 ]
 
