@@ -153,3 +153,24 @@ def test_a_failing_run_in_a_worker_is_reported_not_a_broken_pool(tmp_path, monke
     assert [w for w, _ in e.value.failures] == [str(bad)]
     assert all((w / "summary.json").exists() for _, w in jobs[1:])
     assert pickle.loads(pickle.dumps(e.value)).failures == e.value.failures
+
+
+@pytest.mark.parametrize("damage", ["summary of another form", "fifo summary", "truncated timeseries"])
+def test_a_damaged_finished_run_is_redone(tmp_path, damage):
+    # Before: a summary.json holding a list crashed `_finished` (AttributeError: no .get),
+    # a FIFO there hung the resume, and a truncated Parquet file failed every later load.
+    from cclab import reproduce as rp
+
+    first = rp.reproduce("M2", tmp_path, quick=True, seeds=(1,))
+    run = next(p for p in tmp_path.iterdir() if p.is_dir())
+    if damage == "summary of another form":
+        (run / "summary.json").write_text("[1, 2]")
+    elif damage == "fifo summary":
+        (run / "summary.json").unlink()
+        os.mkfifo(run / "summary.json")
+    else:
+        data = (run / "timeseries.parquet").read_bytes()
+        (run / "timeseries.parquet").write_bytes(data[: len(data) // 2])
+    again = rp.reproduce("M2", tmp_path, quick=True, seeds=(1,))
+    assert [c.measured for c in again.claims] == [c.measured for c in first.claims]
+    assert json.loads((run / "summary.json").read_text())["flows"]
