@@ -535,7 +535,7 @@ def _b8_claims(res: Runs) -> list[Claim]:
     for name, runs in res.items():
         late = per_seed(runs, lambda r: _b8_share(r, _b8_windows(r)[1], _b8_windows(r)[1] + B8_CATCH_UP))
         m0, m1 = (float(x) for x in runs[0].summary["measure"])
-        long_ = per_seed(runs, lambda r, a=m0, b=m1: _b8_share(r, a, b))
+        long_ = [_b8_share(r, m0, m1) for r in runs]
         who = name.upper()
         rows.append(judged(f"a TCP flow joining 15 long-running {who} flows catches up within {B8_CATCH_UP:g} s",
                            "TCP grabs its fair share from about t = 25 s (Fig. 9)", late,

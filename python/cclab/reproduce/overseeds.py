@@ -19,7 +19,7 @@ Verdicts (``Claim.verdict``):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from ..results import Result
@@ -115,7 +115,7 @@ def judged_each(claim: str, paper: str, measured: str, criterion: str, per_seed_
     return Claim(claim, paper, measured, criterion, None, (k, n), verdict=sign_verdict(k, n))
 
 
-def judged_axis(claim: str, paper: str, axis: str, points: dict[str, Sequence[float]], criterion: str,
+def judged_axis(claim: str, paper: str, axis: str, points: Mapping[str, Sequence[float]], criterion: str,
                 test: Callable[[float], bool], fmt: str = "{:.2f}") -> Claim:
     """One row for a claim over an axis (every point must hold): each point's mean ± CI over seeds and its
     verdict (:func:`verdict_of`); holds when every point holds, does not hold when one does not, else
