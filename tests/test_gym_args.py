@@ -102,3 +102,16 @@ def test_any_value_of_any_argument_is_accepted_or_a_value_error_naming_it(arg):
             assert str(e).startswith(arg) or arg == "scenario", (arg, v, str(e))
             assert " at 0x" not in str(e), str(e)
         # anything else (TypeError, …) fails the test
+
+
+@pytest.mark.parametrize("value", ["x", None, [1, 2], math.nan, math.inf, 10**400])
+def test_a_reward_callable_must_return_a_finite_number(value):
+    # Red-team pass: "x", None, [1, 2] and 10**400 raised ValueError/TypeError/OverflowError from float()
+    # without naming the reward; NaN and inf were returned as rewards.
+    env = CongestionControlEnv(reward=lambda info: value)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="reward: the callable must return a finite number"):
+        env.step(np.array([0.0], np.float32))
+    ok = CongestionControlEnv(reward=lambda info: np.float32(2.5))
+    ok.reset(seed=1)
+    assert ok.step(np.array([0.0], np.float32))[1] == 2.5

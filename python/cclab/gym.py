@@ -390,7 +390,13 @@ class CongestionControlEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         info["queue_delay"] = qdelay
         info["utilization"] = v[_LINK_TX] * norm
         if self._reward_fn is not None:
-            reward = float(self._reward_fn(info))
+            got = self._reward_fn(info)  # an exception raised inside the user's callable is theirs: not caught
+            try:
+                reward = float(got)
+            except (TypeError, ValueError, OverflowError):
+                reward = math.nan
+            if not math.isfinite(reward):  # a NaN or inf reward would poison any training silently
+                raise _bad("reward", f"the callable must return a finite number, got {_got(got)}")
         else:
             reward = delivery - self.delay_weight * qdelay / self.base_rtt - self.loss_weight * loss
         if self.history > 1:
