@@ -174,3 +174,13 @@ def test_a_damaged_finished_run_is_redone(tmp_path, damage):
     again = rp.reproduce("M2", tmp_path, quick=True, seeds=(1,))
     assert [c.measured for c in again.claims] == [c.measured for c in first.claims]
     assert json.loads((run / "summary.json").read_text())["flows"]
+
+
+def test_cli_reports_failed_runs_in_one_error_each(tmp_path):
+    # A run that cannot be written (here the experiment's folder is a file) fails in its worker: the command
+    # says which runs failed and exits 1, with no traceback and no "internal error: BrokenProcessPool".
+    (tmp_path / "M2").write_text("not a folder")
+    r = _cclab("reproduce", "M2", "--quick", "--seeds", "2", "-j", "2", "--out", str(tmp_path), timeout=300)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+    assert "error: 2 of 2 runs failed" in r.stderr and str(tmp_path / "M2" / "maxnet-seed1") in r.stderr, r.stderr

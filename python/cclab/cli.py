@@ -296,6 +296,9 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished runs are kept in {out}; the same command resumes", err=True)
         sys.exit(130)
+    except rp.RunsFailed as e:  # the other runs are finished and kept; the same command retries these
+        click.echo(f"error: {e}".replace("\n", "\nerror: "), err=True)
+        sys.exit(1)
     for x in ids:
         _print_report(reports[x])
         click.echo(f"wrote {out / exps[x].id}/reproduce.json and each run's results")

@@ -183,6 +183,14 @@ def describe(e: BaseException, stderr: str = "") -> str:
 
 # --- Runs and pools ------------------------------------------------------------------------------------------
 
+def _remove(path: Path) -> None:
+    """Removes whatever is at ``path`` (a folder tree, a file, a link, a FIFO); nothing if there is nothing."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        path.unlink(missing_ok=True)
+
+
 def in_folder(final: Path, work: Callable[[Path], T], finished: Callable[[Path], bool] = is_dir) -> Optional[T]:
     """Runs ``work(partial folder)`` as the run of folder ``final``, under its lock, and renames the partial
     folder to ``final`` when ``work`` returns; returns what ``work`` returned, or None without running it when
@@ -193,27 +201,23 @@ def in_folder(final: Path, work: Callable[[Path], T], finished: Callable[[Path],
     part = partial_of(final)
     with Lock(lock_of(final)):
         if finished(final):
-            shutil.rmtree(part, ignore_errors=True)
+            _remove(part)
             return None
         try:
-            shutil.rmtree(part, ignore_errors=True)
+            _remove(part)
             part.mkdir()
             out = work(part)
-            if os.path.lexists(final):
-                if final.is_dir() and not final.is_symlink():
-                    shutil.rmtree(final)
-                else:
-                    final.unlink()
+            _remove(final)  # a stale or damaged run that ``finished`` rejected
             try:
                 os.rename(part, final)
             except OSError as e:  # finished meanwhile by a process that does not take the lock (an older cclab)
                 if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
                     raise
-                shutil.rmtree(part, ignore_errors=True)
+                _remove(part)
                 return None
             return out
         except BaseException:
-            shutil.rmtree(part, ignore_errors=True)
+            _remove(part)
             raise
 
 
