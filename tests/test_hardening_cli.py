@@ -249,3 +249,17 @@ def test_a_folder_in_place_of_a_run_file_is_refused_before_running(tmp_path, mon
     with pytest.raises(ScenarioError, match=r"holds a folder named rate\.png"):
         cclab.run(BASE, tmp_path / "o", progress=False)
     assert calls == []
+
+
+def test_a_utf8_byte_order_mark_is_not_a_toml_error(tmp_path):
+    # Red-team pass: a scenario saved by a Windows editor (UTF-8 with a BOM) was "malformed TOML: Invalid
+    # statement (at line 1, column 1)".
+    p = tmp_path / "bom.toml"
+    p.write_bytes(b"\xef\xbb\xbf" + TOML.format(dur="1s").encode())
+    assert cclab.Scenario.load(p).name == "t"
+
+
+def test_a_separator_name_is_not_called_empty():
+    # Red-team pass: name = "\u2028" was refused as "is empty" (str.strip() removes line separators).
+    with pytest.raises(ScenarioError, match="U\\+2028 LINE SEPARATOR"):
+        cclab.Scenario.from_dict(scenario(name="\u2028"))

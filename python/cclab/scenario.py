@@ -149,7 +149,9 @@ _LIMITS_FLOW_BYTES = 6000.0
 def _check_name(v: str) -> str:
     """A scenario's name names its results folder (``results/<name>``): a plain name, never a path."""
     why = None
-    if not v.strip():
+    if v and invisible_char(v) and len(v) <= MAX_NAME:  # before emptiness: "\u2028" is whitespace to strip()
+        why = f"contains a control, format, line-separator or invisible character ({invisible_char(v)})"
+    elif not v.strip():
         why = "is empty"
     elif len(v) > MAX_NAME:
         why = f"has {len(v)} characters (at most {MAX_NAME})"
@@ -720,6 +722,9 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     """TOML ``text`` as a dict; a ScenarioError naming ``where`` (a file, or "scenario") otherwise."""
     if not isinstance(text, str):
         raise ScenarioError([(where, f"TOML must be text (str), got {type(text).__name__}")])
+    # A byte-order mark (U+FEFF, which Windows editors put at the start of UTF-8 files) is no TOML
+    # statement: tomllib refused such a file as "Invalid statement (at line 1, column 1)".
+    text = text.removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
