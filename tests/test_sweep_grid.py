@@ -118,3 +118,11 @@ def test_a_folder_of_an_older_cclab_with_table_values_still_gives_a_table():
     t = sw._numeric_grid(pd.DataFrame({"run": ["a", "b"], "flows[0].params": [{"k": 1}, {"k": 2}], "seed": [1, 1]}))
     assert list(t["flows[0].params"]) == ['{"k": 1}', '{"k": 2}']
     assert len(sw.summarize(t)) == 2
+
+
+def test_the_seed_is_not_a_grid_key(tmp_path):
+    # Red-team pass: "seed" = [5, 6] in the grid was overwritten by `seeds` for every run, the two points
+    # became one, and the table's seed column hid the grid's: the sweep silently ran other seeds than asked.
+    for grid in ('"seed" = [5, 6]\n', '"flows[0].cc, seed" = [["cubic", 5]]\n'):
+        with pytest.raises(ScenarioError, match=r"grid\..*seed.*seeds = \[5, 6\]"):
+            sw.load(write(tmp_path, grid))

@@ -175,6 +175,9 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
                                   f"is a path such as \"flows[0].cc\", at most {MAX_KEY} characters")])
         if not isinstance(v, list) or not v:
             raise ScenarioError([(f"grid.{k}", f"must be a non-empty list of values, got {str(v)[:100]}")])
+        if "seed" in (x.strip() for x in k.split(",")):
+            # Each run's seed comes from `seeds` (it overwrote the grid's, and the table's seed column hid it).
+            raise ScenarioError([(f"grid.{k}", "the seed is not a grid key: give the seeds as `seeds = [5, 6]`")])
         _check_values(k, v)
         runs *= len(v)
     if runs > MAX_RUNS:
