@@ -263,3 +263,15 @@ def test_a_separator_name_is_not_called_empty():
     # Red-team pass: name = "\u2028" was refused as "is empty" (str.strip() removes line separators).
     with pytest.raises(ScenarioError, match="U\\+2028 LINE SEPARATOR"):
         cclab.Scenario.from_dict(scenario(name="\u2028"))
+
+
+def test_result_to_dir_checks_its_folder_first(tmp_path):
+    # Red-team pass: Result.to_dir("…/x\udcff") removed nothing but failed in pyarrow (UnicodeEncodeError),
+    # and to_dir(b"…") raised TypeError from pathlib.
+    res = cclab.run(BASE, progress=False)
+    for out in ("", str(tmp_path) + "/x\udcff", 5):
+        with pytest.raises(ScenarioError) as e:
+            res.to_dir(out, plots=False)
+        assert e.value.errors[0][0] == "out"
+    res.to_dir(os.fsencode(str(tmp_path / "b")), plots=False)
+    assert cclab.Result.load(tmp_path / "b").summary["meta"]["run_id"] == res.summary["meta"]["run_id"]

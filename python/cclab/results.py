@@ -208,8 +208,14 @@ class Result:
         """Writes the run's files (:data:`RUN_FILES`) into ``out``. A reused folder first loses every run
         file of the run before it, so none this run does not write (a trace, plots) is left beside its
         own; files that are not a run's stay. ``meta.run_id`` (random, kept if the summary has one) goes
-        into summary.json and the Parquet files' metadata: :meth:`load` checks that they agree."""
-        out = Path(out)
+        into summary.json and the Parquet files' metadata: :meth:`load` checks that they agree. An ``out``
+        that is empty or not UTF-8 is a ScenarioError on ``out`` before anything is removed or written."""
+        from .errors import ScenarioError
+
+        why = out_problem(out) if isinstance(out, (str, bytes, os.PathLike)) else "must be a folder path"
+        if why:
+            raise ScenarioError([("out", why)])
+        out = Path(os.fsdecode(out))
         out.mkdir(parents=True, exist_ok=True)
         for name in RUN_FILES:
             (out / name).unlink(missing_ok=True)
