@@ -275,3 +275,17 @@ def test_result_to_dir_checks_its_folder_first(tmp_path):
         assert e.value.errors[0][0] == "out"
     res.to_dir(os.fsencode(str(tmp_path / "b")), plots=False)
     assert cclab.Result.load(tmp_path / "b").summary["meta"]["run_id"] == res.summary["meta"]["run_id"]
+
+
+def test_fields_named_by_odd_keys_print_on_one_line(tmp_path):
+    # Red-team pass: an unknown key "a\nb" printed as two "error:" lines ("error: a" / "error: b: unknown
+    # key"), "c\u2028d" and "\u3164" printed raw, and a parameter key's field ended in pydantic's ".[key]".
+    p = tmp_path / "keys.toml"
+    p.write_text('name = "t"\nduration = "1s"\n"a\\nb" = 1\n"c\\u2028d" = 2\n"\\u3164" = 3\n[topology.bottleneck]\n'
+                 'rate = "1Mbps"\n[[flows]]\ncc = "newreno"\nrtt = "40ms"\nparams = {"p\\u200bq" = 1}\n')
+    r = cclab_cli("validate", str(p))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.splitlines() == [
+        'error: flows[0].params.p\\u200bq: must be a name of visible characters, got "p\\u200bq", which holds '
+        "U+200B ZERO WIDTH SPACE",
+        "error: a\\nb: unknown key", "error: c\\u2028d: unknown key", "error: \\u3164: unknown key"], err

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .topology import KINDS
-from .units import show_value
+from .units import escape_invisible, show_value
 
 
 class ScenarioError(ValueError):
@@ -18,7 +18,10 @@ class ScenarioError(ValueError):
         # One message per (field, problem), in the order found (a problem may be seen twice, e.g. a
         # dumbbell's bottleneck settings are checked for both directions).
         uniq: list[tuple[str, str]] = []
-        for e in errors:
+        for f, m in errors:
+            # A field holds the user's own keys (an unknown key "a\nb", a parameter "p\u200bq"): escaped,
+            # so that one problem stays one line and shows what the key holds.
+            e = (escape_invisible(f), m)
             if e not in uniq:
                 uniq.append(e)
         errors = uniq
@@ -47,6 +50,8 @@ def flatten(e: ValidationError) -> list[tuple[str, str]]:
         for i, part in enumerate(parts):
             if isinstance(part, int):
                 loc += f"[{part}]"
+            elif part == "[key]":
+                continue  # pydantic's mark of a dict key's own error: the key is the field named
             elif i > 0 and parts[i - 1] == "topology" and part in KINDS:
                 continue  # the discriminated union's tag, not a key the user wrote
             else:

@@ -11,7 +11,6 @@ import json
 import math
 import re
 import sys
-import unicodedata
 import weakref
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
@@ -40,6 +39,7 @@ from .errors import ScenarioError, flatten, show
 from .topology import resolver
 from .units import (
     check_buffer,
+    invisible_char,
     nonneg,
     parse_buffer,
     parse_rate,
@@ -116,24 +116,6 @@ MAX_DEPTH = 32
 MAX_NAME = 100
 # An algorithm, queue, node or parameter name: a short string (a long one is no name, and would fill
 # the message that says it is unknown).
-# Invisible characters that Unicode files as letters or marks (Default_Ignorable_Code_Point outside the
-# "C" categories): the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme joiner, the
-# Khmer inherent vowels, the Mongolian and other variation selectors. A name made of them looks empty.
-_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
-                        "\U000e0100-\U000e01ef]")
-
-
-def invisible_char(v: str) -> Optional[str]:
-    """The first character of ``v`` a name may not hold, described ("U+2028 LINE SEPARATOR"), or None:
-    control, format, private-use, unassigned and surrogate characters (category C), line and paragraph
-    separators (Zl, Zp), and the invisible letters and marks of :data:`_INVISIBLE`. Such names print as
-    nothing, break lines in messages and tables, or look like another name."""
-    for c in v:
-        if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") or _INVISIBLE.match(c):
-            return f"U+{ord(c):04X}" + (f" {unicodedata.name(c)}" if unicodedata.name(c, "") else "")
-    return None
-
-
 def _check_visible(v: str) -> str:
     bad = invisible_char(v)
     if bad:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 _NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$")
 
@@ -54,6 +55,39 @@ def show_value(value: object) -> str:
     if len(text) > _SHOW_MAX:
         return f"{text[:60]}… ({type(value).__name__} of {len(text)} characters)"
     return text
+
+
+# Invisible characters that Unicode files as letters or marks (Default_Ignorable_Code_Point outside the
+# "C" categories): the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme joiner, the
+# Khmer inherent vowels, the Mongolian and other variation selectors. A name made of them looks empty.
+_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
+                        "\U000e0100-\U000e01ef]")
+
+
+def invisible_char(v: str) -> Optional[str]:
+    """The first character of ``v`` a name may not hold, described ("U+2028 LINE SEPARATOR"), or None:
+    control, format, private-use, unassigned and surrogate characters (category C), line and paragraph
+    separators (Zl, Zp), and the invisible letters and marks of :data:`_INVISIBLE`. Such names print as
+    nothing, break lines in messages and tables, or look like another name."""
+    for c in v:
+        if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") or _INVISIBLE.match(c):
+            return f"U+{ord(c):04X}" + (f" {unicodedata.name(c)}" if unicodedata.name(c, "") else "")
+    return None
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with every character :func:`invisible_char` refuses written as an escape (``\\n``,
+    ``\\u2028``): a field named after a user's key prints on one line and shows what it holds."""
+    if text.isprintable() and not _INVISIBLE.search(text):
+        return text
+    out = []
+    for c in text:
+        if invisible_char(c):
+            esc = json.dumps(c)[1:-1]
+            out.append(esc if esc != c else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _plain(o: object) -> str:
