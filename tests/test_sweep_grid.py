@@ -126,3 +126,13 @@ def test_the_seed_is_not_a_grid_key(tmp_path):
     for grid in ('"seed" = [5, 6]\n', '"flows[0].cc, seed" = [["cubic", 5]]\n'):
         with pytest.raises(ScenarioError, match=r"grid\..*seed.*seeds = \[5, 6\]"):
             sw.load(write(tmp_path, grid))
+
+
+def test_plot_quotes_a_huge_key_cut(tmp_path):
+    # Red-team pass: `cclab plot DIR x=<100,000 characters>` printed the key whole (one line of 100 kB).
+    from cclab.plots.sweep import _check
+
+    t = pd.DataFrame({"run": ["a"], "k": [1], "seed": [1], "goodput_mbps": [1.0]})
+    with pytest.raises(ScenarioError) as e:
+        _check(t, "a" * 100_000, None, None)
+    assert len(str(e.value)) < 300 and "100000 characters" in str(e.value), str(e.value)[:400]

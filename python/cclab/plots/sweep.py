@@ -28,6 +28,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Ellipse
 
 from .. import sweep as sw
+from ..errors import show
 from ..scenario import ScenarioError
 from ._style import cc_colors, cc_markers, legend_outside, new_figure, note, title
 
@@ -82,14 +83,19 @@ def varying(t: pd.DataFrame) -> list[str]:
     return [k for k in sw.grid_keys(t) if sw.labels(t, k).nunique(dropna=False) > 1]
 
 
+def _q(name: str) -> str:
+    """A key the user gave, quoted as Python does ('x'); cut when long (a 100,000-character key was quoted whole)."""
+    return repr(name) if len(name) <= 80 else show(name)
+
+
 def _check(t: pd.DataFrame, x: Optional[str], y: Optional[str], hue: Optional[str]) -> None:
     keys = sw.grid_keys(t)
     for what, k in (("x", x), ("hue", hue)):
         if k is not None and k not in keys:
-            raise ScenarioError([(what, f"{k!r} is not a grid key of this sweep; grid keys: "
+            raise ScenarioError([(what, f"{_q(k)} is not a grid key of this sweep; grid keys: "
                                         + (", ".join(keys) or "none (the sweep has no grid)"))])
     if y is not None and y not in metrics(t):
-        raise ScenarioError([("y", f"{y!r} is not a metric of the sweep's table; metrics: {', '.join(metrics(t))}")])
+        raise ScenarioError([("y", f"{_q(y)} is not a metric of the sweep's table; metrics: {', '.join(metrics(t))}")])
 
 
 def metrics(t: pd.DataFrame) -> list[str]:
