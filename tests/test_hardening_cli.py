@@ -289,3 +289,14 @@ def test_fields_named_by_odd_keys_print_on_one_line(tmp_path):
         'error: flows[0].params.p\\u200bq: must be a name of visible characters, got "p\\u200bq", which holds '
         "U+200B ZERO WIDTH SPACE",
         "error: a\\nb: unknown key", "error: c\\u2028d: unknown key", "error: \\u3164: unknown key"], err
+
+
+def test_a_results_folder_whose_name_is_not_utf8_loads(tmp_path):
+    # Red-team pass: a run folder copied under a name that is not UTF-8 (by another tool: cclab refuses to
+    # write one) read as "timeseries.parquet: is not a timeseries.parquet as cclab writes it:
+    # UnicodeEncodeError …; it may be truncated" (pyarrow encodes paths as UTF-8).
+    cclab.run(BASE, tmp_path / "a", progress=False, plots=False, trace_packets=True)
+    odd = os.fsencode(str(tmp_path)) + b"/r\xff"
+    shutil.copytree(tmp_path / "a", os.fsdecode(odd))
+    res = cclab.Result.load(os.fsdecode(odd))
+    assert res.summary["scenario"] == "t" and len(res.flows) > 0 and res.trace is not None

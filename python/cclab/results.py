@@ -316,7 +316,10 @@ def _parquet(path: Path) -> pd.DataFrame:
     if not stat.S_ISREG(mode):
         raise not_regular(path, path.name, mode)
     try:
-        return pd.read_parquet(path)
+        # Through an open file: pyarrow encodes a path as UTF-8, so a folder whose name is not (written by
+        # another tool) read as "damaged" (UnicodeEncodeError).
+        with open(path, "rb") as f:
+            return pd.read_parquet(f)
     except Exception as e:  # pyarrow's errors for a damaged file have no common base but Exception
         raise _bad(path, path.name, f"{type(e).__name__}: {str(e)[:200]}") from None
 
@@ -404,7 +407,8 @@ def _same_run(d: Path, summary: Any) -> None:
         if not f.exists():
             continue
         try:
-            block = (pq.read_schema(f).metadata or {}).get(b"cclab")
+            with open(f, "rb") as fh:  # an open file: the path may not be UTF-8 (see _parquet)
+                block = (pq.read_schema(fh).metadata or {}).get(b"cclab")
             theirs = json.loads(block).get("run_id") if block is not None else rid
         except (ValueError, AttributeError):  # unreadable metadata: the file's own loading reports it
             theirs = rid
