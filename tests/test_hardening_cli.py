@@ -300,3 +300,9 @@ def test_a_results_folder_whose_name_is_not_utf8_loads(tmp_path):
     shutil.copytree(tmp_path / "a", os.fsdecode(odd))
     res = cclab.Result.load(os.fsdecode(odd))
     assert res.summary["scenario"] == "t" and len(res.flows) > 0 and res.trace is not None
+
+
+def test_an_unknown_experiment_id_with_a_newline_is_one_line():
+    # Red-team pass: `cclab reproduce $'a\nb'` printed "error: experiments: unknown a" and "error: b; allowed: …".
+    line = one_error_line(cclab_cli("reproduce", "a\nb"), "experiments: unknown a\\nb; allowed: F1")
+    assert line.endswith(" or all")
