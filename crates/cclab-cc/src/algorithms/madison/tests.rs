@@ -108,6 +108,44 @@ fn b_target_values() {
 }
 
 #[test]
+fn eqs_1_and_2_reno_backlog_is_the_vegas_bound_solved_for_alpha() {
+    // Eq. (1): Vegas reaches α only while p ≤ 32/(7W² − 36W + 32), W = α·RTT_avg/d̄. Eq. (2) is that bound
+    // solved for α at equality: α_Reno = (2/7)(d̄/RTT_avg)(9 + √(25 + 56/p)), i.e. eq. (3)'s formula with
+    // the ratio d̄/RTT_avg in place of 0.0235 (and no p_min). Check that W from (2) puts (1) at equality.
+    for p in [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.08] {
+        for ratio in [0.0235, 0.05, 0.1] {
+            let alpha = b_target(p, ratio, 0.0);
+            let w = alpha / ratio; // α·RTT_avg/d̄
+            let bound = 32.0 / (7.0 * w * w - 36.0 * w + 32.0);
+            assert!(
+                (bound - p).abs() <= 1e-9 * p,
+                "p {p} ratio {ratio}: bound {bound}"
+            );
+        }
+    }
+    // Fig. 1's curve for 0.0235, as §3.1 reads it: 16 at 1e-5 and 4.33 at 1e-4 (the latter is the printed
+    // inconsistency, see b_target_values); §4.1's worked value b_target(p_min = 2.55e-5) = 10.0105.
+    assert!((b_target(2.55e-5, RATIO, P_MIN) - 10.0105).abs() < 5e-5);
+    assert!((b_target(2.555e-5, RATIO, 0.0) - 10.0).abs() < 0.01);
+}
+
+#[test]
+fn eq_5_service_time_and_eq_6_total_backlog() {
+    // Eq. (5): 1500 B on C Mbit/s (kbit/ms) takes 12/C ms; eq. (6): B̄ = d̄·C/12. With C = 100 Mbit/s,
+    // d̄ = 0.6 ms is 5 packets of backlog; eq. (8) turns it into U = 10/11.
+    let a: f64 = 1500.0 * 8.0 / 1000.0 / 100.0;
+    assert!((a - 0.12).abs() < 1e-15);
+    let m = measures(100.6, 100.0, a, 0.0);
+    assert!((m.big_b - 5.0).abs() < 1e-9);
+    assert!((m.u - 10.0 / 11.0).abs() < 1e-12);
+    // §4.2 / Table 2: desired probe spacing tProbe*·12/C = 32·0.12 = 3.84 ms, clamped to [15, 100] ms;
+    // at 1 Mbit/s it is 384 ms, clamped to 100.
+    assert_eq!(probe_spacing_ms(a, 32.0, 15.0, 100.0), 15.0);
+    assert!((probe_spacing_ms(12.0 / 10.0, 32.0, 15.0, 100.0) - 38.4).abs() < 1e-9);
+    assert_eq!(probe_spacing_ms(12.0, 32.0, 15.0, 100.0), 100.0);
+}
+
+#[test]
 fn md1_measures() {
     // C 100 Mbit/s (a = 0.12 ms), RTT_avg 101.2 ms, RTT_min 100 ms: d̄ 1.2 ms, B̄ = 10, U = 20/21.
     let s = 2.0; // packets/ms = 24 Mbit/s
