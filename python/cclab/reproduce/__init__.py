@@ -262,7 +262,8 @@ def _finished(d: dict, where: Path) -> bool:
         ts = where / "timeseries.parquet"
         if not stat.S_ISREG(os.stat(ts).st_mode):
             return False
-        pq.read_schema(ts)
+        with open(ts, "rb") as f:  # an open file: pyarrow would encode a path as UTF-8
+            pq.read_schema(f)
         # The spec holds no algorithm defaults, so code changed under the same version would go unseen:
         # from a git checkout a run is reused only if made at the same commit (uncommitted edits are
         # the developer's to manage); an installed release has no commit and the version decides.
