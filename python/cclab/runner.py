@@ -30,7 +30,10 @@ def run(
     Bad input — the scenario, ``seed``, ``trace_packets``, an ``out`` that cannot be written (checked
     before simulating) — raises :class:`ScenarioError` naming the field (docs/scenario.md "Rejections").
     A run over the budget (``[limits]``) is refused before it starts; running out of memory anyway is
-    reported the same way. RuntimeError("internal error: …") is a bug in cclab."""
+    reported the same way. A run that goes over its budget while running (the estimate was too low) stops
+    there: what it measured until then is kept (written to ``out``, with ``"stopped"`` in summary.json)
+    and a ScenarioError on ``limits.max_memory`` / ``limits.max_events`` is raised, its ``result``
+    attribute holding that partial :class:`Result`. RuntimeError("internal error: …") is a bug in cclab."""
     started = provenance.utc_now()
     call = provenance.call("cclab.run", scenario, out=None if out is None else str(out), seed=seed,
                            trace_packets=trace_packets)
@@ -73,9 +76,17 @@ def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, star
         if bar:
             bar.close()
     raw = json.loads(raw_json)
+    # The simulator's column dicts are dropped once the tables hold their data (a smaller peak).
     flows = flow_table(frame(fcols, "flow"), spec)
     links = link_table(frame(lcols, "link"), spec)
+    del fcols, lcols
     summary = build_summary(raw)
+    stopped = raw.get("stopped")
+    if stopped is not None:
+        # Stopped at the budget: the summary covers the run until then (docs/scenario.md "Limits").
+        summary["stopped"] = {"reason": stopped["message"], "field": stopped["field"], "at_s": stopped["at_s"],
+                              "events": stopped["events"], "memory_bytes": stopped["memory_bytes"],
+                              "memory": stopped["memory"]}
     asker.join()
     summary["meta"] = provenance.meta(datapath="sim", started=started, api_call=call)
     trace = None
@@ -87,4 +98,9 @@ def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, star
         if plotter is not None:
             plotter.join()
         res.to_dir(out, plots=plots)
+    if stopped is not None:
+        kept = f"; what it measured until then was written to {out}" if out is not None else ""
+        err = ScenarioError([(stopped["field"], stopped["message"] + kept)])
+        err.result = res  # type: ignore[attr-defined]
+        raise err
     return res

@@ -141,7 +141,8 @@ type RunOutput<'py> = (
 /// which the simulator calls at most every ~0.25 s of wall time. There `progress(sim_time_s)` runs and
 /// pending signals are checked, so Ctrl-C stops the run within ~0.25 s and raises KeyboardInterrupt.
 /// An exception raised by `progress` stops the run and is re-raised. A spec the simulator rejects
-/// raises [`SpecError`] (a ValueError).
+/// raises [`SpecError`] (a ValueError). A run that goes over its budget stops and returns what it
+/// measured until then, with `stopped` (field, message, time, memory) in the result JSON.
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress=None))]
 fn run<'py>(
@@ -167,7 +168,9 @@ fn run<'py>(
                 }
             })
         };
-        guard(|| cclab_sim::run(&spec, Some(&mut cb)))
+        // Not `cclab_sim::run`, which turns a stop at the budget into an error: the partial result
+        // is returned, with `stopped` in its JSON, for the caller to keep and then report.
+        guard(|| cclab_sim::Simulation::new(&spec).map(|sim| sim.run(Some(&mut cb))))
     });
     if let Some(e) = py_err {
         return Err(e);
@@ -236,6 +239,9 @@ fn estimate(py: Python<'_>, spec_json: &str) -> PyResult<PyObject> {
         ("memory_series", e.memory_series),
         ("memory_packets", e.memory_packets),
         ("memory_trace", e.memory_trace),
+        ("memory_transfers", e.memory_transfers),
+        ("memory_logs", e.memory_logs),
+        ("transfers_running", e.transfers_running),
     ] {
         d.set_item(k, v)?;
     }

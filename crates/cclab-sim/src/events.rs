@@ -132,6 +132,12 @@ impl EventQueue {
         self.due.len() - self.head + self.buckets.iter().map(Vec::len).sum::<usize>()
     }
 
+    /// Entries the queue has room for without allocating (its memory, in entries; counted by the
+    /// run's memory budget every 65,536 events, never by the loop).
+    pub fn capacity(&self) -> usize {
+        self.due.capacity() + self.buckets.iter().map(Vec::capacity).sum::<usize>()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.head == self.due.len() && self.mask == 0
     }

@@ -60,6 +60,11 @@ impl SeriesBuilder {
         }
     }
 
+    /// Rows so far.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
     /// Starts a new row, NaN in every column until set.
     #[inline]
     pub(crate) fn new_row(&mut self) {
@@ -339,6 +344,10 @@ pub struct RunResult {
     /// [`crate::run`] turns it into its error.
     #[serde(skip)]
     pub over_budget: Option<crate::SpecError>,
+    /// Set (and serialised) if the run stopped at its budget: where, why and what it held then. The
+    /// rest of the result covers the run up to that time (the window is cut there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<crate::sim::Stopped>,
 }
 
 /// Flow-completion times of one size bucket (or of all transfers): over the transfers that arrived

@@ -11,12 +11,14 @@
 //! spec: `sim/build.rs`; link service: `sim/link.rs`; sampling and results: `sim/measure.rs`; packets:
 //! `sim/packet.rs`.
 
+mod budget;
 mod build;
 mod link;
 mod measure;
 mod packet;
 mod step;
 
+pub use budget::{Memory, Stopped};
 pub use build::transport_config;
 pub use step::{FlowProbe, LinkProbe};
 
@@ -92,12 +94,14 @@ pub struct Simulation {
     /// The run's budget (the spec's `limits`), enforced while running: the estimate that let the run
     /// start can be wrong (an algorithm that sends far above its path's rate), the budget cannot.
     budget: cclab_spec::Budget,
-    over_budget: Option<crate::SpecError>,
+    /// The fixed part of the memory the budget counts (the estimate's flows, links and tables), the
+    /// senders' logs as last read, and where the run stopped at its budget (`sim/budget.rs`).
+    mem_state: f64,
+    log_scan: budget::LogScan,
+    stopped: Option<Stopped>,
+    /// The event count at which the budget is checked next.
+    next_check: u64,
 }
-
-/// Bytes a packet in the slab is counted at against the memory budget (the estimate's
-/// `cclab_spec::estimate::PACKET_BYTES`: the slab entry and the endpoints' per-packet state).
-const SLAB_PACKET_BYTES: f64 = cclab_spec::estimate::PACKET_BYTES;
 
 impl Simulation {
     /// Runs to the end. `progress` is called with the simulated time (seconds) at most every ~0.25 s
@@ -113,7 +117,10 @@ impl Simulation {
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
-            if self.events & 0xFFFF == 0 {
+            // Every 65,536 events, or sooner when something that grows by more than a packet per
+            // event asks for it (`budget::CHECK_TRANSFERS`): one compare either way.
+            if self.events >= self.next_check {
+                self.next_check = self.events + budget::CHECK_EVERY;
                 if self.check_budget() {
                     aborted = true;
                     break;
@@ -134,49 +141,24 @@ impl Simulation {
         if !aborted {
             self.now = self.end;
         }
-        let over_budget = self.over_budget.take();
-        let mut result = self.finish(wall, aborted);
-        result.over_budget = over_budget;
-        result
-    }
-
-    /// Whether the run has gone over its budget (checked every 65536 events): events executed, or
-    /// packets in the network at once (the slab) beyond the memory budget. Records why.
-    fn check_budget(&mut self) -> bool {
-        let why = if self.events > self.budget.max_events {
-            Some((
-                "limits.max_events",
-                format!(
-                    "the run went over its budget of {} events at t = {:.3} s of {:.3} s (the estimate \
-                     it started on was too low: an algorithm sending far above its path's rate?); \
-                     make the run smaller, or raise [limits] max_events",
-                    cclab_spec::limits::show_count(self.budget.max_events as f64),
-                    to_secs(self.now),
-                    to_secs(self.end)
-                ),
-            ))
-        } else if self.slab.len() as f64 * SLAB_PACKET_BYTES > self.budget.max_memory as f64 {
-            Some((
-                "limits.max_memory",
-                format!(
-                    "the run went over its memory budget of {} at t = {:.3} s of {:.3} s: {} packets \
-                     in the network at once; make the run smaller, or raise [limits] max_memory",
-                    cclab_spec::limits::show_bytes(self.budget.max_memory as f64),
-                    to_secs(self.now),
-                    to_secs(self.end),
-                    self.slab.len()
-                ),
-            ))
-        } else {
-            None
-        };
-        match why {
-            Some((field, message)) => {
-                self.over_budget = Some(crate::SpecError::new(field, message));
-                true
+        let stopped = self.stopped.take();
+        if stopped.is_some() {
+            // Stopped at the budget: the results cover the run up to now, the window is cut there
+            // (an empty window at now if it had not opened yet).
+            if !self.in_window && self.now < self.measure[0] {
+                self.measure[0] = self.now;
+                self.snapshot(0);
             }
-            None => false,
+            self.measure[1] = self.measure[1].min(self.now);
         }
+        let measure = [to_secs(self.measure[0]), to_secs(self.measure[1])];
+        let mut result = self.finish(wall, aborted);
+        if let Some(s) = stopped {
+            result.measure = measure;
+            result.over_budget = Some(crate::SpecError::new(&s.field, &s.message));
+            result.stopped = Some(s);
+        }
+        result
     }
 
     #[inline(always)]
@@ -422,6 +404,10 @@ impl Simulation {
         let slot = self.xfers.len() as u32;
         assert!(slot < XFER, "more than 2^31 transfers in one run");
         self.xfers.push(Some(Box::new(flow)));
+        // A transfer adds kilobytes in one event: check the budget after the event every so many.
+        if self.xfers.len() % budget::CHECK_TRANSFERS == 0 {
+            self.next_check = self.events;
+        }
         self.pump_sender(XFER | slot);
     }
 

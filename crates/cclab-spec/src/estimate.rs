@@ -26,8 +26,17 @@ pub const FLOW_ROW_BYTES: f64 = 1_100.0;
 pub const LINK_ROW_BYTES: f64 = 600.0;
 /// Bytes per packet in the network at once.
 pub const PACKET_BYTES: f64 = 160.0;
-/// Bytes per packet-trace record.
-pub const TRACE_BYTES: f64 = 1_100.0;
+/// Bytes per packet-trace record: 26 in the simulator's columns, which cross into Python without a
+/// copy; measured 24-27 B per record at the peak of `cclab run` writing Parquet (MaxNet flooding a
+/// 10 Mbit/s link, 2.8-11.2 M records, 2026-11-27), counted at more than twice that.
+pub const TRACE_BYTES: f64 = 64.0;
+/// Bytes per running short transfer (a flow's endpoints and algorithm: as [`FLOW_BYTES`]; measured
+/// 2.3-2.5 kB per unfinished transfer at 12-200 k of them, 2026-11-27).
+pub const TRANSFER_BYTES: f64 = FLOW_BYTES;
+/// Bytes a sender's logs keep per retransmission while its oldest outstanding packet is not
+/// acknowledged: a 24 B echo record, doubled by the log's growth by doubling; measured 57 B per
+/// retransmission at its peak (MaxNet flooding 10 Mbit/s, `senders_logs_count_toward_the_budget`).
+pub const SEND_LOG_BYTES: f64 = 64.0;
 /// Fixed cost of a run (the engine's tables, the result's framing).
 pub const BASE_BYTES: f64 = 16.0 * 1024.0 * 1024.0;
 
@@ -50,6 +59,34 @@ pub struct Estimate {
     pub memory_series: f64,
     pub memory_packets: f64,
     pub memory_trace: f64,
+    /// Short transfers running at once at the end (transfers offered beyond what their path carries
+    /// pile up: linear in time), and their memory.
+    pub transfers_running: f64,
+    pub memory_transfers: f64,
+    /// Senders that do not slow down for loss ([`floods`]): the logs their retransmissions fill.
+    pub memory_logs: f64,
+}
+
+/// Whether flow `f` sends at its window's rate whatever it loses: MaxNet's source without a MaxNet
+/// router on its path gets no price, asks for its largest window (`max_wnd`, 65,535 packets by
+/// default) and paces it out every RTT; loss does not reduce its window (docs/algorithms/maxnet.md).
+/// Returns that window, packets.
+pub fn floods(spec: &RunSpec, f: &crate::spec::FlowSpec) -> Option<f64> {
+    if f.cc != "maxnet" {
+        return None;
+    }
+    let priced = f
+        .path
+        .iter()
+        .any(|&l| spec.links.get(l).is_some_and(|k| k.queue == "maxnet"));
+    if priced {
+        return None;
+    }
+    let max_wnd = match f.params.get("max_wnd") {
+        Some(cclab_cc::params::ParamValue::Num(w)) => *w,
+        _ => 65_535.0,
+    };
+    Some(max_wnd.min(window_of(&f.transport)))
 }
 
 /// The most packets a flow may have in flight: its receive window, at most the transport's cap.
@@ -72,6 +109,10 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
     let mut offered = vec![0.0f64; nl];
     let mut fill = vec![0.0f64; nl];
     let mut in_flight = 0.0;
+    // Packets per second offered to each link by senders that do not back off for loss (flooding
+    // flows, cross traffic other than transfers): what exceeds the link's capacity is dropped.
+    // (Congestion-controlled flows sharing a link offer more than it carries on paper, but back off.)
+    let mut hard = vec![0.0f64; nl];
     // Pass 1, data: each flow offers its path's slowest link's rate.
     let mut data_pps = Vec::with_capacity(spec.flows.len());
     for f in &spec.flows {
@@ -84,16 +125,47 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
             .filter(|&&l| link_ok(l))
             .map(|&l| spec.links[l].rate_bps)
             .fold(f64::INFINITY, f64::min);
-        let pps = if rate.is_finite() {
+        let mut pps = if rate.is_finite() {
             rate / 8.0 / ps
         } else {
             0.0
         };
+        // A flooding source offers its window every RTT, beyond its path's rate: the excess is
+        // dropped, and each drop costs events, a trace record and a retransmission in its logs.
+        // It paces at its window over its smoothed RTT, which includes the full buffers of its path.
+        let queueing: f64 = f
+            .path
+            .iter()
+            .filter(|&&l| link_ok(l))
+            .map(|&l| {
+                let k = &spec.links[l];
+                let bytes = match (k.buffer_pkts, k.buffer_bytes) {
+                    (Some(p), Some(b)) => (p as f64 * ps).min(b as f64),
+                    (Some(p), None) => p as f64 * ps,
+                    (None, Some(b)) => b as f64,
+                    (None, None) => 0.0,
+                };
+                if k.rate_bps > 0.0 {
+                    bytes * 8.0 / k.rate_bps
+                } else {
+                    0.0
+                }
+            })
+            .sum();
+        let flood = floods(spec, f)
+            .filter(|_| f.rtt > 0.0)
+            .map(|w| w / (f.rtt + queueing));
+        if let Some(p) = flood {
+            pps = pps.max(p);
+        }
         data_pps.push(pps);
         for &l in f.path.iter().filter(|&&l| link_ok(l)) {
             min_size[l] = min_size[l].min(ps);
             offered[l] += pps;
             fill[l] += window;
+            if flood.is_some() {
+                hard[l] += pps;
+            }
         }
         // The first burst (what the access lines hold follows in pass 2, at the flow's share).
         in_flight += t.initial_cwnd.max(0.0).min(window);
@@ -134,6 +206,9 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
         }
     }
     let mut cross_events = 0.0;
+    // Packets per second each link is offered by traffic sources (cross traffic and transfers), which
+    // do not yield to anything: transfers offered beyond a link's capacity never all finish.
+    let mut inelastic = vec![0.0f64; nl];
     for t in &spec.traffic {
         let ps = (t.packet_size as f64).max(1.0);
         let on_fraction = if t.kind == "onoff" {
@@ -154,6 +229,10 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
         for &l in t.path.iter().filter(|&&l| link_ok(l)) {
             min_size[l] = min_size[l].min(ps);
             offered[l] += pps;
+            inelastic[l] += pps;
+            if t.flow.is_none() {
+                hard[l] += pps;
+            }
             fill[l] += pps * duration;
         }
         // Short transfers: their ACKs come back, and each packet costs endpoint events at both ends.
@@ -169,6 +248,7 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
         }
     }
     let mut packets = 0.0;
+    let mut dropped = 0.0;
     let mut hop_events = 0.0;
     for (l, link) in spec.links.iter().enumerate() {
         let size = if min_size[l].is_finite() {
@@ -180,6 +260,12 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
         let sent = offered[l].min(capacity) * duration;
         packets += sent;
         hop_events += sent * if link.delay > 0.0 { 3.5 } else { 2.5 };
+        // What is offered beyond capacity is dropped: it was sent (a pacing or source event),
+        // crossed an access line and reached the link (measured: 3.1 events per drop for MaxNet's
+        // flood, counted as 3.5), and leaves a drop record.
+        let excess = (hard[l] - capacity).max(0.0) * duration;
+        dropped += excess;
+        hop_events += 3.5 * excess;
         let buffer = match (link.buffer_pkts, link.buffer_bytes) {
             (Some(p), Some(b)) => (p as f64).min(b as f64 / size),
             (Some(p), None) => p as f64,
@@ -201,7 +287,40 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
     let events = hop_events + cross_events + flows * 8.0 + samples;
     let trace_records = if spec.trace_packets {
         // Each transmission is enqueued once, and each packet is delivered or dropped once.
-        2.0 * packets + cross_events
+        2.0 * packets + dropped + cross_events
+    } else {
+        0.0
+    };
+    // Short transfers running at the end: those in progress (Little's law, each taking at most 20
+    // RTTs: a 1 MB transfer's slow start and a loss or two) and, where transfers and cross traffic
+    // are offered beyond a link's capacity, the excess arrivals, which pile up for the whole run.
+    let mut transfers_running = 0.0;
+    for t in spec.traffic.iter().filter(|t| t.kind == "transfers") {
+        let (Some(f), Some(mean_size)) = (t.flow.as_deref(), t.mean_size) else {
+            continue;
+        };
+        let arrivals = t.rate_bps.max(0.0) / 8.0 / mean_size.max(1.0);
+        let active = (t.stop.unwrap_or(duration).min(duration) - t.start).max(0.0);
+        let carried = t
+            .path
+            .iter()
+            .filter(|&&l| link_ok(l))
+            .map(|&l| {
+                let capacity = spec.links[l].rate_bps.max(0.0) / 8.0 / min_size[l].min(1500.0);
+                if inelastic[l] > capacity {
+                    capacity / inelastic[l]
+                } else {
+                    1.0
+                }
+            })
+            .fold(1.0, f64::min);
+        transfers_running +=
+            arrivals * (active * (1.0 - carried) + (20.0 * f.rtt.max(0.0)).min(active));
+    }
+    // Flooding senders retransmit what they lose while the oldest loss stays unacknowledged: their
+    // logs keep a record per drop.
+    let memory_logs = if spec.flows.iter().any(|f| floods(spec, f).is_some()) {
+        dropped * SEND_LOG_BYTES
     } else {
         0.0
     };
@@ -212,8 +331,14 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
     let memory_series = flow_rows * FLOW_ROW_BYTES + link_rows * LINK_ROW_BYTES;
     let memory_packets = in_flight * PACKET_BYTES;
     let memory_trace = trace_records * TRACE_BYTES;
+    let memory_transfers = transfers_running * TRANSFER_BYTES;
     Estimate {
-        memory: memory_state + memory_series + memory_packets + memory_trace,
+        memory: memory_state
+            + memory_series
+            + memory_packets
+            + memory_trace
+            + memory_transfers
+            + memory_logs,
         events,
         packets,
         in_flight,
@@ -223,6 +348,9 @@ pub fn estimate(spec: &RunSpec) -> Estimate {
         memory_series,
         memory_packets,
         memory_trace,
+        transfers_running,
+        memory_transfers,
+        memory_logs,
     }
 }
 
@@ -234,6 +362,8 @@ impl Estimate {
             ("time series", self.memory_series),
             ("packets in flight", self.memory_packets),
             ("packet trace", self.memory_trace),
+            ("running transfers", self.memory_transfers),
+            ("senders' retransmission logs", self.memory_logs),
         ];
         terms.sort_by(|a, b| b.1.total_cmp(&a.1));
         terms

@@ -309,7 +309,10 @@ impl Simulation {
             lseries: SeriesBuilder::with_columns(LINK_COLUMNS),
             state_buf: Vec::with_capacity(16),
             budget: spec.limits.unwrap_or_default(),
-            over_budget: None,
+            mem_state: cclab_spec::estimate::estimate(spec).memory_state,
+            log_scan: Default::default(),
+            stopped: None,
+            next_check: super::budget::CHECK_EVERY,
         };
         for i in 0..sim.flows.len() {
             let f = &sim.flows[i];
