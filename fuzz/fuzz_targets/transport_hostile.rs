@@ -61,6 +61,7 @@ fn data(u: &mut Unstructured) -> Result<DataSegment> {
         fwd_field: u.arbitrary()?,
         ect: u.arbitrary()?,
         ce: u.arbitrary()?,
+        tag: u.arbitrary()?,
     })
 }
 
@@ -114,6 +115,9 @@ fn case(u: &mut Unstructured) -> Result<Case> {
         } else {
             u.int_in_range(2..=40)?
         },
+        // Both ends keyed (the real datapath) or not (the simulator): hostile data is refused as
+        // unverified in the first, taken inside the window in the second.
+        keyed: u.arbitrary()?,
     };
     let mut events = Vec::new();
     while !u.is_empty() && events.len() < 48 {
@@ -151,6 +155,8 @@ fuzz_target!(|bytes: &[u8]| {
         packet_size: MSS + 52,
         initial_cwnd: 10.0,
         seed: 1,
+        // The scenario default (`[transport] hystart = false`).
+        hystart: false,
     };
     let built = build_sender(algorithm, &Default::default(), &env).expect("default parameters");
     // The transport's resolution (cclab-spec): the algorithm's recovery wins, SACK recovery implies

@@ -584,7 +584,11 @@ impl ReceiverSetup {
         Ok(ReceiverSetup {
             sock,
             flow_id,
-            cfg: transport_config(f, None),
+            // Data whose tag does not verify under the flow's key is refused (issue 28 §2.3).
+            cfg: Config {
+                data_key: Some(sys::data_key(flow_id)),
+                ..transport_config(f, None)
+            },
             peer: None,
         })
     }
@@ -649,7 +653,10 @@ impl SenderSetup {
             // ECT(0) on every datagram: the emulator's marking disciplines may then set CE.
             sys::setsockopt_int(sock.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, 0b10)?;
         }
-        let cfg = transport_config(f, built.recovery);
+        let cfg = Config {
+            data_key: Some(sys::data_key(flow_id)),
+            ..transport_config(f, built.recovery)
+        };
         Ok(SenderSetup {
             sock,
             flow_id,

@@ -95,6 +95,32 @@ pub fn raise_priority(role: Role) -> bool {
     }
 }
 
+/// Flow `flow_id`'s data key (`cclab_transport::auth`): both of its endpoints run in this process and
+/// derive the same key from one secret the process draws from the kernel's random source at first
+/// use, so no key is written anywhere or sent on the wire. Different flows and different processes get
+/// unrelated keys (SipHash of the flow id under the secret, a pseudo-random function).
+pub fn data_key(flow_id: u32) -> cclab_transport::DataKey {
+    static SECRET: std::sync::OnceLock<[u64; 2]> = std::sync::OnceLock::new();
+    let secret = SECRET.get_or_init(|| {
+        // std's RandomState is keyed from the OS's random source (getrandom(2), /dev/urandom as a
+        // fallback): two hashes under it are 128 bits no other process can predict.
+        use std::hash::BuildHasher;
+        let r = std::collections::hash_map::RandomState::new();
+        [r.hash_one(0u64), r.hash_one(1u64)]
+    });
+    let half = |i: u64| {
+        cclab_transport::auth::data_tag(
+            secret,
+            &cclab_transport::DataSegment {
+                seq: flow_id as u64,
+                ts: i,
+                ..Default::default()
+            },
+        )
+    };
+    [half(0), half(1)]
+}
+
 /// Whether the environment variable `name` is set to 0: how each of the real datapath's machine
 /// tunings (`CCLAB_NET_PRIORITY`, `CCLAB_NET_PIN`, `CCLAB_NET_SPIN`) is turned off.
 pub fn turned_off(name: &str) -> bool {

@@ -14,15 +14,25 @@
 //!   4..8   flow id
 //!   8..11  24-bit router field: data = MaxNet forward field (written by routers); ack = echo field
 //!   11     reserved, zero
-//! data (32 bytes + payload):
-//!   12..20 seq          20..28 ts (sender clock, ns)      28..32 payload length (= datagram − 32)
+//! data (32 bytes + payload, the payload at least 8 bytes long on the wire):
+//!   12..20 seq          20..28 ts (sender clock, ns)      28..32 payload length
+//!   32..40 tag (the payload's first 8 bytes; the rest of the payload is zeros)
 //! ack (48 + 16·n bytes):
 //!   12..20 cum_ack      20..28 ts_echo       28..36 rx_time
 //!   36..44 acked_seq    44..48 acked_bytes   48..   n × (start u64, end u64) SACK blocks
 //! ```
 //!
+//! DECISION (data tag in the payload): the transport's data tag (`cclab_transport::auth`, a keyed
+//! hash with which the receiver refuses data its sender did not send) is carried in the payload's
+//! first 8 bytes, which were zeros: no header byte and no full packet's size changes, so packets stay
+//! `packet_size` bytes as the simulator counts them. A payload shorter than 8 bytes (a finite flow's
+//! last packet, or any packet under a `packet_size` of 68) is padded to 8 on the wire, its length
+//! field still saying the payload's: a tag cut to the payload's length would let a blind attacker
+//! through with 1-byte forgeries one time in 256.
+//!
 //! DECISION (strictness): reserved bits must be zero, a data datagram's length must equal 32 + its
-//! payload field, an ACK's length must equal 48 + 16·n, and SACK blocks must be non-empty
+//! payload field (32 + 8 for a payload under 8 bytes), an ACK's length must equal 48 + 16·n, and SACK
+//! blocks must be non-empty
 //! (`start < end`; whether they lie above the cumulative ACK is the scoreboard's business, since a
 //! reordered ACK may carry stale blocks). Anything else is [`Error::Malformed`]: a
 //! transport endpoint counts and drops it, so a corrupted or foreign datagram can never reach the
@@ -42,6 +52,8 @@ pub const KIND_ACK: u8 = 2;
 
 /// Bytes before a data segment's payload.
 pub const DATA_HEADER_LEN: usize = 32;
+/// Bytes of the data tag at the start of the payload; shorter payloads are padded to this on the wire.
+pub const DATA_TAG_LEN: usize = 8;
 /// Bytes of an ACK without SACK blocks.
 pub const ACK_HEADER_LEN: usize = 48;
 /// Bytes per SACK block.
@@ -66,6 +78,7 @@ pub mod field {
     pub const SEQ: Range<usize> = 12..20;
     pub const TS: Range<usize> = 20..28;
     pub const PAYLOAD_LEN: Range<usize> = 28..32;
+    pub const TAG: Range<usize> = 32..40;
     // ack
     pub const CUM_ACK: Range<usize> = 12..20;
     pub const TS_ECHO: Range<usize> = 20..28;
@@ -103,6 +116,11 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A data datagram's length: the header and the payload, padded to hold the tag.
+fn data_len(payload: u32) -> usize {
+    DATA_HEADER_LEN + (payload as usize).max(DATA_TAG_LEN)
+}
 
 #[inline]
 fn be_u32(b: &[u8]) -> u32 {
@@ -177,7 +195,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
             if b.len() < DATA_HEADER_LEN {
                 return Err(Error::Truncated);
             }
-            let want = DATA_HEADER_LEN as u64 + be_u32(&b[field::PAYLOAD_LEN]) as u64;
+            let want = data_len(be_u32(&b[field::PAYLOAD_LEN])) as u64;
             if (b.len() as u64) < want {
                 return Err(Error::Truncated);
             }
@@ -253,6 +271,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn payload_len(&self) -> u32 {
         be_u32(&self.b()[field::PAYLOAD_LEN])
     }
+    pub fn tag(&self) -> u64 {
+        be_u64(&self.b()[field::TAG])
+    }
     // --- ack ---
     pub fn cum_ack(&self) -> u64 {
         be_u64(&self.b()[field::CUM_ACK])
@@ -325,6 +346,7 @@ impl Repr {
                 fwd_field: p.router_field(),
                 ect: p.ect(),
                 ce: p.ce(),
+                tag: p.tag(),
             })
         } else {
             let mut sack = [SackBlock::default(); MAX_SACK_BLOCKS];
@@ -356,10 +378,10 @@ impl Repr {
         Repr::parse(&Packet::new_checked(b)?)
     }
 
-    /// Bytes `emit` writes (for data: header plus payload, the payload bytes being zero).
+    /// Bytes `emit` writes (for data: header plus payload, at least [`DATA_TAG_LEN`] of it).
     pub fn buffer_len(&self) -> usize {
         match &self.body {
-            Body::Data(d) => DATA_HEADER_LEN + d.payload as usize,
+            Body::Data(d) => data_len(d.payload),
             Body::Ack(a) => {
                 ACK_HEADER_LEN + (a.n_sack as usize).min(MAX_SACK_BLOCKS) * SACK_BLOCK_LEN
             }
@@ -367,7 +389,8 @@ impl Repr {
     }
 
     /// Writes the datagram into the first `buffer_len()` bytes of `p` (panics if the buffer is shorter:
-    /// the caller sizes it). The payload of a data segment is zero-filled; only its length matters.
+    /// the caller sizes it). The payload of a data segment is its tag, then zeros: only its length
+    /// matters to the application.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         let len = self.buffer_len();
         let b = &mut p.bm()[..len];
@@ -383,6 +406,7 @@ impl Repr {
                 p.put_u64(field::SEQ.start, d.seq);
                 p.put_u64(field::TS.start, d.ts);
                 p.put_u32(field::PAYLOAD_LEN, d.payload);
+                p.put_u64(field::TAG.start, d.tag);
             }
             Body::Ack(a) => {
                 let n = (a.n_sack as usize).min(MAX_SACK_BLOCKS);
@@ -428,6 +452,7 @@ mod tests {
                 fwd_field: 0xABCDEF,
                 ect: true,
                 ce: false,
+                tag: 0x1122_3344_5566_7788,
             }),
         }
     }
@@ -462,6 +487,27 @@ mod tests {
         }
         assert_eq!(data().to_vec().len(), 132);
         assert_eq!(ack().to_vec().len(), 80);
+    }
+
+    #[test]
+    fn the_tag_leads_the_payload_and_short_payloads_are_padded_to_hold_it() {
+        let v = data().to_vec();
+        assert_eq!(&v[32..40], &0x1122_3344_5566_7788u64.to_be_bytes());
+        assert!(v[40..].iter().all(|&b| b == 0));
+        for payload in [0u32, 1, 7, 8, 9] {
+            let mut r = data();
+            if let Body::Data(d) = &mut r.body {
+                d.payload = payload;
+            }
+            let v = r.to_vec();
+            assert_eq!(v.len(), 32 + payload.max(8) as usize, "payload {payload}");
+            assert_eq!(Repr::parse_bytes(&v), Ok(r));
+            // Without its padding a short payload's datagram is truncated, with more it is malformed.
+            assert_eq!(Repr::parse_bytes(&v[..v.len() - 1]), Err(Error::Truncated));
+            let mut long = v.clone();
+            long.push(0);
+            assert_eq!(Repr::parse_bytes(&long), Err(Error::Malformed));
+        }
     }
 
     #[test]

@@ -17,9 +17,10 @@ fn data_strategy() -> impl Strategy<Value = Repr> {
         0..=FIELD_MASK,
         any::<bool>(),
         any::<bool>(),
+        any::<u64>(),
     )
         .prop_map(
-            |(flow_id, seq, payload, flags, ts, fwd_field, ect, ce)| Repr {
+            |(flow_id, seq, payload, flags, ts, fwd_field, ect, ce, tag)| Repr {
                 flow_id,
                 body: Body::Data(DataSegment {
                     seq,
@@ -29,6 +30,7 @@ fn data_strategy() -> impl Strategy<Value = Repr> {
                     fwd_field,
                     ect,
                     ce,
+                    tag,
                 }),
             },
         )
@@ -106,7 +108,7 @@ fn touch_all(b: &[u8]) -> Result<Repr, Error> {
         p.ece(),
     );
     if p.is_data() {
-        let _ = (p.seq(), p.ts(), p.payload_len());
+        let _ = (p.seq(), p.ts(), p.payload_len(), p.tag());
     } else {
         let _ = (
             p.cum_ack(),
@@ -123,11 +125,12 @@ fn touch_all(b: &[u8]) -> Result<Repr, Error> {
 }
 
 /// Whatever parses re-emits to the same header bytes: the format has no redundant encodings. (The
-/// payload's content is not represented — only its length — so data compares the 32 header bytes.)
+/// payload's content past the tag is not represented — only its length — so data compares the 32
+/// header bytes and the 8 tag bytes.)
 fn reemits_identically(r: &Repr, b: &[u8]) -> bool {
     let v = r.to_vec();
     match r.body {
-        Body::Data(_) => v.len() == b.len() && v[..32] == b[..32],
+        Body::Data(_) => v.len() == b.len() && v[..40] == b[..40],
         Body::Ack(_) => v == b,
     }
 }

@@ -44,6 +44,10 @@ pub struct Config {
     /// wakes exactly on time and is unaffected; the real datapath sets it (`endpoint::PACING_CATCH_UP`)
     /// because a sender that wakes once per packet cannot pace faster than its wake-ups.
     pub pacing_catch_up: Nanos,
+    /// The flow's data key ([`crate::auth`]): the sender tags every data segment with it and the
+    /// receiver refuses (and counts) data whose tag does not verify. None: data is not tagged and
+    /// in-window data is taken as it comes (the simulator, which nothing but its own network reaches).
+    pub data_key: Option<crate::auth::DataKey>,
 }
 
 impl Default for Config {
@@ -66,6 +70,7 @@ impl Default for Config {
             cwnd_validation: false,
             tlp: false,
             pacing_catch_up: 0,
+            data_key: None,
         }
     }
 }

@@ -21,9 +21,11 @@
 //!    the sender retransmits data that arrived.
 
 mod app;
+pub mod auth;
 pub mod config;
 pub mod segment;
 
+pub use auth::DataKey;
 pub use config::Config;
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 mod prr;

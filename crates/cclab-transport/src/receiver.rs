@@ -6,8 +6,11 @@
 //! sender honours, so an honest sender never goes there; the top of the sequence space included) or
 //! with a payload over the MSS is counted in [`Receiver::rejected`] and dropped without touching any
 //! state, so buffered ranges and the SACK blocks built from them always lie inside
-//! `(rcv_nxt, rcv_nxt + max_window]` and no `seq + 1` can overflow. What an in-window forgery can still
-//! do: docs/real-datapath.md, "What a hostile packet can and cannot do".
+//! `(rcv_nxt, rcv_nxt + max_window]` and no `seq + 1` can overflow. With a data key
+//! ([`Config::data_key`], the real datapath) a segment whose tag does not verify ([`crate::auth`]) is
+//! refused the same way, so forged data inside the window moves nothing either: no delivered byte, no
+//! buffered range, no ACK, no one-way-delay sample, no CE. Without one (the simulator) in-window data is
+//! taken as it comes. docs/real-datapath.md, "What a hostile packet can and cannot do".
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -35,11 +38,13 @@ pub struct RejectedData {
     pub beyond_window: u64,
     /// A payload larger than the MSS (no honest packet is).
     pub oversized: u64,
+    /// With a data key: a tag that does not verify (forged, or altered on the way; [`crate::auth`]).
+    pub unverified: u64,
 }
 
 impl RejectedData {
     pub fn total(&self) -> u64 {
-        self.beyond_window + self.oversized
+        self.beyond_window + self.oversized + self.unverified
     }
 }
 
@@ -71,6 +76,8 @@ pub struct Receiver {
     /// The receive window (packets above `rcv_nxt` it buffers) and the largest payload it accepts.
     window: u64,
     mss: u32,
+    /// The flow's data key: data whose tag does not verify is refused ([`crate::auth`]).
+    key: Option<crate::auth::DataKey>,
     rejected: RejectedData,
     /// Window statistics ([`Receiver::collect_window_stats`]; an empty window until the driver asks).
     win_stats: ReceiverWindowStats,
@@ -96,6 +103,7 @@ impl Receiver {
             ack_ready: false,
             window: cfg.max_window.max(1) as u64,
             mss: cfg.mss,
+            key: cfg.data_key,
             rejected: RejectedData::default(),
             win_stats: ReceiverWindowStats::default(),
         }
@@ -149,6 +157,11 @@ impl Receiver {
         // outside, so every accepted seq has a seq + 1.
         if seg.seq >= self.rcv_nxt.saturating_add(self.window) {
             self.rejected.beyond_window += 1;
+            return;
+        }
+        // Last: the cheap checks first, and a segment outside the window is counted as that.
+        if self.key.is_some_and(|k| !crate::auth::verify(&k, seg)) {
+            self.rejected.unverified += 1;
             return;
         }
         if self.win_stats.window.contains(now) && seg.ts <= now {
@@ -515,7 +528,8 @@ mod tests {
             r.rejected(),
             RejectedData {
                 beyond_window: 4,
-                oversized: 1
+                oversized: 1,
+                unverified: 0,
             }
         );
         assert_eq!(

@@ -23,6 +23,9 @@ pub struct DataSegment {
     /// ECN-capable transport; `ce` set by a marking router.
     pub ect: bool,
     pub ce: bool,
+    /// Authentication tag ([`crate::auth`]): a keyed hash of the fields above the sender writes, with
+    /// which a receiver holding the flow's key refuses data its sender did not send. 0 without a key.
+    pub tag: u64,
 }
 
 /// A half-open range of packet sequence numbers `[start, end)` received above the cumulative ACK.

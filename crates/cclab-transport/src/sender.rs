@@ -444,7 +444,7 @@ impl Sender {
         if self.cfg.tlp && !retx {
             self.arm_pto(now);
         }
-        let seg = DataSegment {
+        let mut seg = DataSegment {
             seq,
             payload,
             flags: ctx.flags,
@@ -452,7 +452,11 @@ impl Sender {
             fwd_field: ctx.fwd_field,
             ect: false,
             ce: false,
+            tag: 0,
         };
+        if let Some(k) = &self.cfg.data_key {
+            seg.tag = crate::auth::data_tag(k, &seg);
+        }
         self.txlog.on_send(&seg, snap);
         Some(seg)
     }

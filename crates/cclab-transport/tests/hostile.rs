@@ -44,9 +44,10 @@ fn data() -> BoxedStrategy<DataSegment> {
         any::<u32>(),
         any::<bool>(),
         any::<bool>(),
+        prop_oneof![Just(0u64), any::<u64>()],
     )
         .prop_map(
-            |(seq, payload, flags, ts, fwd_field, ect, ce)| DataSegment {
+            |(seq, payload, flags, ts, fwd_field, ect, ce, tag)| DataSegment {
                 seq,
                 payload,
                 flags,
@@ -54,6 +55,7 @@ fn data() -> BoxedStrategy<DataSegment> {
                 fwd_field,
                 ect,
                 ce,
+                tag,
             },
         )
         .boxed()
@@ -117,8 +119,9 @@ fn params() -> impl Strategy<Value = Params> {
         1u32..=2,
         prop_oneof![Just(0u64), 5u64..40],
         8u32..80,
+        any::<bool>(),
     )
-        .prop_map(|(rec, delayed_ack, loss_every, max_window)| {
+        .prop_map(|(rec, delayed_ack, loss_every, max_window, keyed)| {
             let (sack, recovery) = [
                 (true, Recovery::Sack),
                 (false, Recovery::NewReno),
@@ -130,6 +133,7 @@ fn params() -> impl Strategy<Value = Params> {
                 delayed_ack,
                 loss_every,
                 max_window,
+                keyed,
                 ..Params::default()
             }
         })

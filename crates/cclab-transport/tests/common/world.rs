@@ -43,6 +43,9 @@ pub struct Params {
     pub pkts: u64,
     /// Drop the first transmission of every packet whose seq is a multiple of this (0: no loss).
     pub loss_every: u64,
+    /// Both ends hold a data key (`Config::data_key`, as on the real datapath): the sender tags its
+    /// data and the receiver refuses data whose tag does not verify.
+    pub keyed: bool,
 }
 
 impl Default for Params {
@@ -54,9 +57,13 @@ impl Default for Params {
             delayed_ack: 1,
             pkts: 120,
             loss_every: 0,
+            keyed: false,
         }
     }
 }
+
+/// The data key of a keyed world (any fixed value: the attacker's segments never see it).
+pub const KEY: [u64; 2] = [0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210];
 
 pub const MSS: u32 = 1448;
 /// When the transfer starts: honest timestamps are never tiny.
@@ -71,7 +78,10 @@ pub struct Outcome {
     /// Hostile data segments that arrived at or beyond `rcv_nxt + window` or with a payload over the
     /// MSS: the receiver must reject exactly these.
     pub hostile_data_outside: u64,
-    /// Hostile data segments inside the window (accepted as data: unauthenticated).
+    /// Hostile data segments inside the window that a keyed receiver must refuse (their tag does not
+    /// verify).
+    pub hostile_data_unverified: u64,
+    /// Hostile data segments inside the window taken as data (unkeyed: data is not authenticated).
     pub hostile_data_inside: u64,
     pub hostile_acks: u64,
     /// Hostile ACKs whose `ts_echo` equals the timestamp of a packet the sender did send (on-path).
@@ -105,6 +115,7 @@ impl World {
             max_window: p.max_window.max(1),
             delayed_ack: p.delayed_ack.max(1),
             initial_cwnd: 10.0,
+            data_key: p.keyed.then_some(KEY),
             ..Config::default()
         };
         World {
@@ -206,6 +217,8 @@ impl World {
                 let rcv = self.r.rcv_nxt();
                 if d.payload > MSS || d.seq >= rcv.saturating_add(self.p.max_window as u64) {
                     self.out.hostile_data_outside += 1;
+                } else if self.p.keyed && !cclab_transport::auth::verify(&KEY, &d) {
+                    self.out.hostile_data_unverified += 1;
                 } else if d.seq >= rcv {
                     self.out.hostile_data_inside += 1;
                 }
@@ -295,12 +308,19 @@ impl World {
     pub fn assert_counted(&self) {
         let o = &self.out;
         let refused = self.r.rejected_pkts();
+        let forged = o.hostile_data_outside + o.hostile_data_unverified;
+        assert_eq!(
+            self.r.rejected().unverified,
+            o.hostile_data_unverified,
+            "{:?}",
+            self.r.rejected()
+        );
         if o.informed_acks == 0 {
-            assert_eq!(refused, o.hostile_data_outside, "{:?}", self.r.rejected());
+            assert_eq!(refused, forged, "{:?}", self.r.rejected());
         } else {
             // A forged cumulative ACK lets the sender's window run ahead of the receiver's: honest
             // packets beyond the receiver's window are refused too.
-            assert!(refused >= o.hostile_data_outside, "{:?}", self.r.rejected());
+            assert!(refused >= forged, "{:?}", self.r.rejected());
         }
         let blind = o.hostile_acks - o.informed_acks;
         let rej = self.s.rejected();
