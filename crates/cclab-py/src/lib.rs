@@ -177,7 +177,7 @@ fn run<'py>(
     }
     let result = result?;
     let mut result = result.map_err(|e| spec_error(&e.field, &e.message))?;
-    if result.aborted {
+    if result.aborted && result.stopped.is_none() {
         return Err(PyRuntimeError::new_err("simulation aborted"));
     }
     let flows = series_dict(py, std::mem::take(&mut result.flow_series))?;
