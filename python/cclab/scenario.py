@@ -1029,7 +1029,9 @@ class _Resolver:
             terms = [("flows and links", est["memory_state"], f"{len(spec['flows']):,} flows, {len(spec['links'])} links"),
                      ("time series", est["memory_series"], f"{_show_count(est['series_rows'])} rows"),
                      ("packets in flight", est["memory_packets"], f"{_show_count(est['in_flight'])} packets"),
-                     ("packet trace", est["memory_trace"], f"{_show_count(est['trace_records'])} records")]
+                     ("packet trace", est["memory_trace"], f"{_show_count(est['trace_records'])} records"),
+                     ("running transfers", est["memory_transfers"], f"{_show_count(est['transfers_running'])} at the end"),
+                     ("senders' retransmission logs", est["memory_logs"], "a source that ignores loss")]
             parts = ", ".join(f"{k} {_show_bytes(v)} ({what})" for k, v, what in sorted(terms, key=lambda t: -t[1]) if v > 0)
             where = (f"what this process may still allocate (ulimit -v), {_show_bytes(cap)}" if cap is not None and cap < mem
                      else f"the budget of {_show_bytes(mem)}")
