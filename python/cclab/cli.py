@@ -139,12 +139,16 @@ def cli() -> None:
 @click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path), help="results folder [results/<name>]")
 @click.option("--seed", type=int, default=None, help="override the scenario's seed")
 @click.option("--trace-packets", is_flag=True, help="also write a per-packet event log (trace.parquet)")
-@click.option("--no-plots", is_flag=True, help="skip the PNG plots")
+@click.option("--no-plots", is_flag=True, help="skip the figures")
+@click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default="png", show_default=True,
+              help="the figures' file format")
+@click.option("--style", type=click.Choice(["screen", "paper", "paper2"]), default="screen", show_default=True,
+              help="screen: notes and title; paper / paper2: one (3.5 in) / two (7 in) columns, no notes")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
 @_contract
-def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, quiet: bool,
-            verbose: bool) -> None:
+def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, fmt: str,
+            style: str, quiet: bool, verbose: bool) -> None:
     """Simulate SCENARIO (TOML) and write summary.json, timeseries.parquet and plots."""
     from .results import prepare_out
     from .runner import run
@@ -156,13 +160,19 @@ def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_pack
     out = out or _default_out(sc.name)
     prepare_out(out, "--out")
     try:
-        res = run(sc, out, seed=seed, progress=not quiet, trace_packets=trace_packets or None, plots=not no_plots)
+        default_plots = not no_plots and fmt == "png" and style == "screen"
+        res = run(sc, out, seed=seed, progress=not quiet, trace_packets=trace_packets or None, plots=default_plots)
     except KeyboardInterrupt:
         # The simulator stops within ~0.25 s of Ctrl-C; nothing was written for this run.
         click.echo("interrupted: nothing written", err=True)
         sys.exit(130)
+    if not no_plots and not default_plots:
+        from .plots import write_plots
+
+        write_plots(res.flows, res.links, res.summary, out, res.spec, format=fmt, style=style)
     _print_table(res.summary, verbose)
-    click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
+    click.echo(f"wrote {out}/summary.json, timeseries.parquet, spec.json" + ("" if no_plots else "".join(
+        f", {k}.{fmt}" for k in ("rate", "cwnd", "queue", "throughput_delay", "cdf"))))
 
 
 def _num(x: Optional[float], fmt: str, scale: float = 1.0) -> str:
@@ -469,14 +479,35 @@ def _print_sweep(t: pd.DataFrame) -> None:
 @cli.command("plot")
 @click.argument("sweep_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.argument("settings", nargs=-1, metavar="[x=KEY] [y=METRIC] [hue=KEY]")
-@click.option("--out", "-o", "file", type=_OutPath(dir_okay=False, path_type=Path),
-              help="the y-vs-x figure [SWEEP_DIR/<y>_vs_<x>.png]; the throughput-delay one goes beside it")
+@click.option("--out", "-o", "file", type=_OutPath(path_type=Path),
+              help="the y-vs-x figure [SWEEP_DIR/<y>_vs_<x>.png]; the throughput-delay one goes beside it. "
+                   "For a run's folder: the folder to write its figures into [the run's folder]")
+@click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default=None,
+              help="a run's figures: file format [png]")
+@click.option("--style", type=click.Choice(["screen", "paper", "paper2"]), default=None,
+              help="a run's figures: screen, or paper / paper2 for one / two columns [screen]")
 @_contract
-def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path]) -> None:
-    """Draw a sweep: METRIC (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error
+def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path], fmt: Optional[str],
+             style: Optional[str]) -> None:
+    """Redraw a run's figures (a `cclab run` folder, with --format/--style), or draw a sweep: METRIC (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error
     bars, one line per hue value; and throughput vs delay across seeds (one 1-σ ellipse per grid point,
     coloured by algorithm or hue, delay axis reversed). Keys are the grid's as in the sweep file
     (x=topology.bottleneck.rate), metrics the columns of results.csv. See docs/sweep.md, "Plots"."""
+    if (sweep_dir / "summary.json").is_file():  # a run's folder, not a sweep's
+        if settings:
+            _fail(ValueError(f"{settings[0]!r}: x=, y= and hue= are a sweep's; {sweep_dir} is a run's folder"))
+            return
+        from .plots import write_plots
+        from .results import Result
+
+        res = Result.load(sweep_dir)
+        paths = write_plots(res.flows, res.links, res.summary, file or sweep_dir, res.spec, format=fmt or "png",
+                            style=style)
+        click.echo("wrote " + ", ".join(str(p) for p in paths))
+        return
+    if fmt is not None or style is not None:
+        _fail(ValueError("--format and --style redraw a run's folder; a sweep's format follows --out's suffix"))
+        return
     kw: dict[str, str] = {}
     for s in settings:
         k, eq, v = s.partition("=")

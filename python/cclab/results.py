@@ -62,7 +62,8 @@ FLOW_SUMMARY_FIRST = ("id", "cc", "group", "rtt", "goodput_bps", "share")
 # The figures Result.plot draws, by kind (python/cclab/plots: ``<kind>.png``).
 PLOT_KINDS = ("rate", "cwnd", "queue", "throughput_delay", "cdf")
 # Every file a run writes into its folder (Result.to_dir); a run into a reused folder removes them first.
-RUN_FILES = ("summary.json", "timeseries.parquet", "spec.json", "trace.parquet", *(f"{k}.png" for k in PLOT_KINDS))
+RUN_FILES = ("summary.json", "timeseries.parquet", "spec.json", "trace.parquet",
+             *(f"{k}.{x}" for x in ("png", "pdf", "svg") for k in PLOT_KINDS))
 
 
 # The packet trace's categories (trace.parquet, res.trace): the simulator's event codes 0, 1, 2, 4 (3 is
@@ -256,16 +257,23 @@ class Result:
         _same_run(d, summary)
         return cls(summary, flows, links, spec, trace)
 
-    def plot(self, kind: str = "rate") -> Figure:
+    def plot(self, kind: str = "rate", style: str = "screen", save: Union[str, Path, None] = None) -> Figure:
         """One of the run's figures as a matplotlib Figure (the same as the PNG ``cclab run`` writes):
-        ``kind`` is one of :data:`PLOT_KINDS` — rate, cwnd, queue, throughput_delay, cdf
-        (docs/plots.md)."""
+        ``kind`` is one of :data:`PLOT_KINDS` — rate, cwnd, queue, throughput_delay, cdf; ``style`` one
+        of screen, paper (one column), paper2 (two columns); ``save``: also write it to this path, in the
+        format of its suffix (.png, .pdf, .svg) (docs/plots.md)."""
         if kind not in PLOT_KINDS:
             raise ValueError(f"kind must be one of {', '.join(PLOT_KINDS)}, got {kind!r}")
-        from .plots import build_figures
+        from .plots import build_figures, check_format
+        from .plots import save as save_figure
 
+        if save is not None:
+            check_format(Path(save).suffix.lstrip(".").lower())  # before drawing
         name = f"{kind}.png"
-        return build_figures(self.flows, self.links, self.summary, self.spec, names=[name])[name]
+        fig = build_figures(self.flows, self.links, self.summary, self.spec, names=[name], style=style)[name]
+        if save is not None:
+            save_figure(fig, save)
+        return fig
 
     def __repr__(self) -> str:
         s = self.summary

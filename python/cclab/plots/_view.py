@@ -7,12 +7,16 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..traces import OPPORTUNITY_BYTES, opportunities_before
+
 import numpy as np
 import pandas as pd
 
-# An algorithm is drawn "many" when it has more flows than MANY or the run has more than MANY_TOTAL: its
-# flows thin and translucent, each (algorithm, RTT) group's mean per flow bold (docs/plots.md). Below
-# that every flow is a line of its algorithm's colour.
+# An algorithm is drawn "many" when it has more flows than MANY or the run has more than MANY_TOTAL: each
+# (algorithm, RTT) group as its median per sample with a p10-p90 band, no per-flow lines (docs/plots.md).
+# Below that every flow is a line of its algorithm's colour. Why 8 and 16: up to 8 lines of one colour and
+# line style can still be followed by eye where they cross (the 20-flow figure of issue 29 could not),
+# and 16 lines in all is about where two algorithms' lines stop being told apart at 9 in wide.
 MANY = 8
 MANY_TOTAL = 16
 # At most this many distinct RTTs get their own line style; more are binned into this many ranges.
@@ -20,7 +24,8 @@ MAX_RTT_GROUPS = 4
 
 
 def _ms(x: float) -> str:
-    return f"{x * 1e3:.3g}"
+    # Rounded to 0.1 ms: a spec's RTT carries the serialisation of a packet (0.100002 s), not what was set.
+    return f"{round(x * 1e3, 1):g}"
 
 
 @dataclass
@@ -47,7 +52,9 @@ class LinkInfo:
 
     def describe(self) -> str:
         """Two lines for the legend: the link, then its buffer in packets and in ms."""
-        head = f"link {self.id}: {self.queue}, {self.rate_bps / 1e6:.3g} Mbit/s"
+        from ._style import si  # (matplotlib is loaded whenever a legend is drawn)
+
+        head = f"link {self.id}: {self.queue}, {si(self.rate_bps, 'bit/s')}"
         if self.buffer_pkts is None or self.buffer_bytes is None:
             return head + "\nbuffer unlimited"
         approx = "" if self.buffer_exact == "pkts" else "≈"
@@ -70,6 +77,48 @@ class RunView:
     base_rtt: dict[int, float] = field(default_factory=dict)  # per flow, seconds
     base_rtt_source: str = ""  # "spec" or "min_rtt"
     packet_size: int = 1500
+    path_of: dict[int, list[int]] = field(default_factory=dict)  # per flow: its data path's links (spec)
+    trace_s: dict[int, np.ndarray] = field(default_factory=dict)  # trace-driven links: opportunity times, s
+    style: Any = None  # the _style.Style the figures are drawn in
+
+    @property
+    def sample_s(self) -> float:
+        x = _num((self.spec or {}).get("sample_interval"))
+        if x:
+            return x
+        t = np.unique(self.flows["t"].to_numpy()) if not self.flows.empty else np.array([])
+        return float(np.median(np.diff(t))) if t.size >= 2 else math.nan
+
+    def capacity(self, lid: int, t: np.ndarray) -> np.ndarray:
+        """Link ``lid``'s capacity (bit/s) over the sample interval ending at each ``t``: from its trace
+        (delivery opportunities in (t − sample, t] × 1500 B), or its constant rate."""
+        # To the simulator's ns clock: a sample at 1.0999999999 s is at 1.1 s, not one opportunity short.
+        t = np.round(np.asarray(t, dtype=float), 9)
+        if lid in self.trace_s:
+            dt = self.sample_s
+            ts = self.trace_s[lid]
+            n = opportunities_before(t, ts) - opportunities_before(np.round(np.maximum(t - dt, 0.0), 9), ts)
+            width = np.minimum(t, dt)
+            with np.errstate(all="ignore"):
+                return np.where(width > 0, n * OPPORTUNITY_BYTES * 8.0 / width, np.nan)
+        spec_links = (self.spec or {}).get("links") or []
+        rate = _num(spec_links[lid].get("rate_bps")) if lid < len(spec_links) else None
+        return np.full(t.shape, rate if rate is not None else math.nan)
+
+    def flow_capacity(self, fid: int, t: np.ndarray) -> np.ndarray:
+        """The flow's bottleneck capacity at each sample: the slowest link of its path at that time."""
+        path = self.path_of.get(fid)
+        if not path or not any(l in self.trace_s for l in path):
+            return np.full(np.shape(t), self.bottleneck_bps.get(fid, math.nan))
+        return np.min(np.vstack([self.capacity(l, t) for l in path]), axis=0)
+
+    @property
+    def delays_differ(self) -> bool:
+        """Whether flows can see different queueing delays: several RTT groups, or flows whose paths
+        cross different links (several bottlenecks). On one shared link with one RTT every flow sees the
+        same queue, so a per-flow throughput-delay scatter is a vertical line."""
+        paths = {tuple(p) for p in self.path_of.values()}
+        return len(self.rtt_labels) > 1 or len(paths) > 1
 
     @property
     def window(self) -> tuple[float, float]:
@@ -134,6 +183,9 @@ def build_view(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec: Op
     min_rtt = flows.groupby("flow")["min_rtt"].min() if "min_rtt" in flows and not flows.empty else pd.Series(dtype=float)
     from_spec = len(spec_flows) == len(sflows) > 0 and all(r > 0 for r in link_rate)
     v.base_rtt_source = "spec" if from_spec else "min_rtt"
+    for lid, l in enumerate(spec_links):
+        if l.get("trace_ms"):
+            v.trace_s[lid] = np.asarray(l["trace_ms"], dtype=float) / 1e3
     default_rate = _num((summary.get("links") or [{}])[0].get("rate_bps")) or math.nan
     for i, f in enumerate(sflows):
         fid = int(f["id"])
@@ -148,6 +200,7 @@ def build_view(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec: Op
             base += sum(ack * 8 / link_rate[l] for l in ack_path)
             v.base_rtt[fid] = base
             v.bottleneck_bps[fid] = min((link_rate[l] for l in path), default=default_rate)
+            v.path_of[fid] = [int(l) for l in path]
         else:
             v.base_rtt[fid] = float(min_rtt.get(fid, math.nan))
             v.bottleneck_bps[fid] = default_rate
@@ -229,10 +282,29 @@ class Spikes:
 
 
 def goodput_spikes(v: RunView) -> Spikes:
+    """Goodput samples above the flow's bottleneck capacity at that time (a trace-driven link's capacity
+    in the sample interval or the one before: goodput is counted at the receiver, up to a propagation
+    delay after the link sent it)."""
     f = v.flows
     if f.empty or "rate_bps" not in f:
         return Spikes(0, 0, 0.0, pd.DataFrame())
-    ratio = f["rate_bps"] / f["flow"].map(v.bottleneck_bps)
+    cap = flow_capacity_series(v)
+    ratio = f["rate_bps"] / cap
     hit = ratio > 1.0 + 1e-9
     s = f.loc[hit, ["t", "flow", "rate_bps"]].assign(ratio=ratio[hit])
     return Spikes(int(hit.sum()), int(s["flow"].nunique()), float(ratio[hit].max()) if hit.any() else 0.0, s)
+
+
+def flow_capacity_series(v: RunView) -> pd.Series:
+    """Per row of ``v.flows``: the capacity the sample is judged against (see :func:`goodput_spikes`)."""
+    f = v.flows
+    if not v.trace_s:
+        return f["flow"].map(v.bottleneck_bps)
+    out = pd.Series(np.nan, index=f.index)
+    dt = v.sample_s
+    for fid, g in f.groupby("flow"):
+        t = g["t"].to_numpy(dtype=float)
+        c = v.flow_capacity(int(fid), t)
+        prev = v.flow_capacity(int(fid), np.maximum(t - dt, dt))
+        out.loc[g.index] = np.fmax(c, prev)
+    return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -12,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
 
-from ._style import REF, cc_colors, legend_outside, new_figure, note, rtt_styles, time_axes, title
+from ._style import REF, cc_colors, legend_outside, new_figure, note, rtt_styles, si, si_axis, si_prefix, time_axes, title
 from ._view import MANY, MANY_TOTAL, RunView, goodput_spikes, link_infos
 
 # A goodput sample above CLIP × the fastest bottleneck rate is drawn as a ▲ on the top edge, so one
@@ -21,8 +22,6 @@ CLIP = 1.25
 # A reference line (link rate, buffer) further than this factor above the data is not drawn (it would
 # flatten the data); the legend or note says so instead.
 OFF_SCALE = 4.0
-# With many flows the y axis covers this quantile of the per-flow samples (see _flow_lines).
-ROBUST_Q = 0.995
 # MaxNet: x_max of the demand function (crates/cclab-cc/src/maxnet_wire.rs X_MAX_BPS) and the default T,
 # for the router's floor p_min = −T·ln(C/x_max) (maxnet.rs, eq. 11).
 MAXNET_X_MAX_BPS = 1e15
@@ -32,53 +31,58 @@ MAXNET_T = 0.05
 def _group_label(v: RunView, cc: str, rtt: str, n: int) -> str:
     label = f"{cc}, {rtt}"
     if v.many[cc]:
-        return f"{label}: mean of {n} flows"
+        return f"{label}: median of {n} flows, p10–p90"
     return f"{label} (×{n})" if n > 1 else label
 
 
 @dataclass
 class Drawn:
     handles: list  # legend entries, one per (algorithm, RTT group)
-    top: float  # upper y limit: the largest value drawn, or the robust cap below
-    above: int  # per-flow samples above ``top`` (only with many flows)
+    top: float  # upper y limit: the largest value drawn (bands' p90, medians, or every few-flow line)
+    above: int  # per-flow samples above ``top`` (only with bands: those flows are not drawn one by one)
     above_max: float
 
 
 def _flow_lines(ax: Axes, v: RunView, col: str, scale: float, clip_top: Optional[float] = None) -> Drawn:
-    """Draws ``col`` × ``scale`` per flow, coloured by algorithm, styled by RTT group; algorithms with more
-    than MANY flows as thin translucent lines plus each group's bold mean.
+    """Draws ``col`` × ``scale`` per flow, coloured by algorithm, styled by RTT group. A "many" algorithm
+    (see _view.MANY) as one band per group: the median over its flows at each sample, bold, and the
+    10th–90th percentiles shaded; no per-flow lines (200 translucent lines are a haze).
 
-    With many flows the y axis stops at ROBUST_Q of the per-flow samples or the top of the bold means,
-    whichever is higher (+15 %): a handful of slow-start or burst samples of single flows would otherwise
-    flatten every line. The samples above are counted in ``Drawn`` (and in the figure's note)."""
+    The y axis is scaled to what is drawn: with bands their p90 and the medians, not one flow's slow-start
+    peak; the per-flow samples above are counted in ``Drawn`` (and in the figure's note)."""
     colors, styles = cc_colors(v.ccs), rtt_styles(v.rtt_labels)
     wide = v.flows.pivot(index="t", columns="flow", values=col) * scale
     t = wide.index.to_numpy(dtype=float)
-    handles, top, mean_top = [], 0.0, 0.0
-    for g in v.groups:
+    handles, top = [], 0.0
+    banded: list[int] = []
+    for k, g in enumerate(v.groups):
         cols = [f for f in g.flows if f in wide.columns]
         if not cols:
             continue
         y = wide[cols].to_numpy(dtype=float)
         yc = y if clip_top is None else np.minimum(y, clip_top)
-        if np.isfinite(yc).any():
-            top = max(top, float(np.nanmax(yc)))
         c, ls, gid = colors[g.cc], styles[g.rtt], f"cc:{g.cc}"
         if v.many[g.cc]:
-            # One LineCollection per group: 200 Line2D objects cost ~10x more to draw.
-            alpha = float(np.clip(3.0 / len(cols), 0.05, 0.3))
-            lc = LineCollection([np.column_stack([t, yc[:, j]]) for j in range(yc.shape[1])],
-                                colors=c, linewidths=0.5, alpha=alpha, zorder=2)
-            lc.set_gid(gid)
-            ax.add_collection(lc)
-            with np.errstate(all="ignore"):
-                mean = np.nanmean(y, axis=1)
-            if np.isfinite(mean).any():
-                mean_top = max(mean_top, float(np.nanmax(mean)))
-            ln, = ax.plot(t, mean, color=c, ls=ls, lw=2.0, zorder=4,
+            banded += cols
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows before a flow starts
+                lo, med, hi = np.nanpercentile(yc, [10, 50, 90], axis=1)
+            ok = np.isfinite(hi)
+            if ok.any():
+                top = max(top, float(np.nanmax(hi)), float(np.nanmax(med)))
+            # The band's edges in the group's line style: two overlapping bands of one colour (two RTT
+            # groups of an algorithm) stay apart.
+            band = ax.fill_between(t, lo, hi, where=ok, color=c, alpha=0.16, lw=0, zorder=2 + 0.01 * k)
+            band.set_gid(f"band:{g.cc}|{g.rtt}")
+            for edge in (lo, hi):
+                e, = ax.plot(t, edge, color=c, ls=ls, lw=0.5, alpha=0.7, zorder=2.5)
+                e.set_gid(f"edge:{g.cc}|{g.rtt}")
+            ln, = ax.plot(t, med, color=c, ls=ls, lw=2.0, zorder=4 + 0.01 * k,
                           path_effects=[withStroke(linewidth=3.4, foreground="white")])
             ln.set_gid(gid)
         else:
+            if np.isfinite(yc).any():
+                top = max(top, float(np.nanmax(yc)))
             for j in range(yc.shape[1]):
                 ln, = ax.plot(t, yc[:, j], color=c, ls=ls, lw=0.9, zorder=3)
                 ln.set_gid(gid)
@@ -86,17 +90,14 @@ def _flow_lines(ax: Axes, v: RunView, col: str, scale: float, clip_top: Optional
                               label=_group_label(v, g.cc, g.rtt, len(g.flows))))
     if len(t):
         ax.set_xlim(float(t[0]), float(t[-1]))
+    top = top * 1.1 if top > 0 else 1.0
     drawn = Drawn(handles, top, 0, 0.0)
-    if any(v.many.values()):
-        vals = wide.to_numpy(dtype=float).ravel()
+    if banded:
+        vals = wide[banded].to_numpy(dtype=float).ravel()
         vals = vals[np.isfinite(vals)]
-        if clip_top is not None:
-            vals = np.minimum(vals, clip_top)
-        if vals.size:
-            cap = 1.15 * max(float(np.quantile(vals, ROBUST_Q)), mean_top)
-            hi = vals[vals > cap]
-            if hi.size:
-                drawn = Drawn(handles, cap, int(hi.size), float(hi.max()))
+        hi_vals = vals[vals > top]
+        if hi_vals.size:
+            drawn = Drawn(handles, top, int(hi_vals.size), float(hi_vals.max()))
     return drawn
 
 
@@ -104,18 +105,17 @@ def _above_note(d: Drawn, unit: str) -> str:
     if not d.above:
         return ""
     return (f"{d.above} single-flow sample{'s' if d.above > 1 else ''} lie above the axes (up to "
-            f"{d.above_max:.3g} {unit}); the axis spans {ROBUST_Q * 100:g}\u00a0% of the samples.")
+            f"{d.above_max:.3g} {unit}); the axis spans the bands' p90 and medians.")
 
 
 def _sample_s(v: RunView) -> float:
-    t = np.unique(v.flows["t"].to_numpy()) if not v.flows.empty else np.array([])
-    return float(np.median(np.diff(t))) if t.size >= 2 else math.nan
+    return v.sample_s
 
 
 def _many_note(v: RunView) -> str:
     if any(v.many.values()):
-        return (f"Thin: one flow; bold: mean per flow of each group (more than {MANY} flows per algorithm or "
-                f"{MANY_TOTAL} in all).")
+        return (f"Bold: median over the group's flows at each sample; shaded: 10th–90th percentile (more than "
+                f"{MANY} flows per algorithm or {MANY_TOTAL} in all).")
     return ""
 
 
@@ -124,57 +124,102 @@ def _empty(ax: Axes, what: str) -> None:
 
 
 def rate_figure(v: RunView) -> Figure:
-    fig, (ax,) = new_figure()
+    """Goodput per flow against time; above it, for a trace-driven bottleneck, the link's capacity from
+    the trace (step line) beside the rate it delivered."""
+    traced = sorted({l for p in v.path_of.values() for l in p if l in v.trace_s})
+    fig, axes = new_figure(height=6.2 if traced else 4.0, nrows=2 if traced else 1, sharex=True, style=v.style)
+    ax = axes[-1]
     title(fig, f"{v.summary['scenario']}: goodput per flow")
     notes = []
     if v.flows.empty:
         _empty(ax, "flows")
-    else:
-        sp = goodput_spikes(v)
-        rates = sorted({r for r in v.bottleneck_bps.values() if math.isfinite(r)})
-        clip_top = CLIP * rates[-1] * 1e-6 if rates and sp.max_ratio > CLIP else None
-        d = _flow_lines(ax, v, "rate_bps", 1e-6, clip_top)
-        handles, top = d.handles, d.top
-        off = [r for r in rates if r * 1e-6 > (top if d.above else OFF_SCALE * max(top, 1e-12))]
-        for r in rates:
-            if r not in off:
-                ax.axhline(r * 1e-6, color=REF, ls=(0, (4, 3)), lw=0.8, zorder=1)
-        if len(rates) > len(off):
-            many_rates = len(rates) - len(off) > 1
-            handles.append(Line2D([], [], color=REF, ls=(0, (4, 3)), lw=0.8,
-                                  label="flows' bottleneck rates" if many_rates else "bottleneck link rate"))
-        if off:
-            notes.append("Link rate " + ", ".join(f"{r * 1e-6:.3g}" for r in off) + " Mbit/s: off scale.")
-        if clip_top is not None:
-            over = sp.samples[sp.samples["rate_bps"] * 1e-6 > clip_top]
-            colors = cc_colors(v.ccs)
-            for cc, g in over.groupby(over["flow"].map(v.cc_of)):
-                m = ax.scatter(g["t"], np.full(len(g), clip_top), marker="^", s=14, color=colors[cc],
-                               clip_on=False, zorder=5, lw=0)
-                m.set_gid(f"cc:{cc}")
-        if d.above:
-            ax.set_ylim(0, d.top)
-        elif clip_top is not None:
-            ax.set_ylim(0, clip_top)
-        else:
-            ax.set_ylim(bottom=0)
-        if sp.count:
-            clipped = f" ▲ on the top edge: above {CLIP:g}× the link rate." if clip_top is not None else ""
-            notes.append(
-                f"{sp.count} sample{'s' if sp.count > 1 else ''} of {sp.flows} flow{'s' if sp.flows > 1 else ''} "
-                f"exceed the bottleneck rate (up to {sp.max_ratio:.2f}×): when a retransmission fills a hole, "
-                f"the data held behind it is delivered in order at once. Not smoothed.{clipped}")
-        notes.insert(0, f"Goodput: in-order bytes delivered per {_sample_s(v):g} s sample. "
-                        "Shaded: measurement window.")
-        notes += [_many_note(v), _above_note(d, "Mbit/s")]
-        legend_outside(ax, handles)
-    time_axes(ax, "goodput (Mbit/s)", v.window)
+        time_axes(ax, "goodput (bit/s)", v.window)
+        note(fig, notes)
+        return fig
+    sp = goodput_spikes(v)
+    rates = sorted({r for r in v.bottleneck_bps.values() if math.isfinite(r)})
+    # One SI prefix for the axis, chosen from the bulk of the samples and the link rates.
+    r = v.flows["rate_bps"].to_numpy(dtype=float)
+    r = r[np.isfinite(r)]
+    f, _ = si_prefix([float(np.quantile(r, 0.99)) if r.size else 0.0] + ([] if traced else rates[:1]))
+    scale = 1.0 / f
+    ref_rates = [] if traced else rates  # a trace's mean rate is no capacity line: the top panel has it
+    clip_top = CLIP * rates[-1] * scale if ref_rates and sp.max_ratio > CLIP else None
+    d = _flow_lines(ax, v, "rate_bps", scale, clip_top)
+    handles, top = d.handles, d.top
+    off = [r for r in ref_rates if r * scale > (top if d.above else OFF_SCALE * max(top, 1e-12))]
+    for rr in ref_rates:
+        if rr not in off:
+            ax.axhline(rr * scale, color=REF, ls=(0, (4, 3)), lw=0.8, zorder=1)
+            top = max(top, rr * scale * 1.05)
+    if len(ref_rates) > len(off):
+        many_rates = len(ref_rates) - len(off) > 1
+        handles.append(Line2D([], [], color=REF, ls=(0, (4, 3)), lw=0.8,
+                              label="flows' bottleneck rates" if many_rates else "bottleneck link rate"))
+    if off:
+        notes.append("Link rate " + ", ".join(si(x, "bit/s") for x in off) + ": off scale.")
+    if clip_top is not None:
+        over = sp.samples[sp.samples["rate_bps"] * scale > clip_top]
+        colors = cc_colors(v.ccs)
+        for cc, g in over.groupby(over["flow"].map(v.cc_of)):
+            m = ax.scatter(g["t"], np.full(len(g), clip_top), marker="^", s=14, color=colors[cc],
+                           clip_on=False, zorder=5, lw=0)
+            m.set_gid(f"cc:{cc}")
+    ax.set_ylim(0, clip_top if clip_top is not None and not d.above else top)
+    against = "the trace's capacity in that sample or the one before" if traced else "the bottleneck rate"
+    if sp.count:
+        clipped = f" ▲ on the top edge: above {CLIP:g}× the link rate." if clip_top is not None else ""
+        notes.append(
+            f"{sp.count} sample{'s' if sp.count > 1 else ''} of {sp.flows} flow{'s' if sp.flows > 1 else ''} "
+            f"exceed {against} (up to {sp.max_ratio:.2f}×): when a retransmission fills a hole, "
+            f"the data held behind it is delivered in order at once. Not smoothed.{clipped}")
+    notes.insert(0, f"Goodput: in-order bytes delivered per {si(_sample_s(v), 's')} sample. "
+                    "Shaded: measurement window.")
+    notes += [_many_note(v), _above_note(d, si(f, "bit/s").split(" ", 1)[1])]
+    legend_outside(ax, handles)
+    si_axis(ax, "y", "bit/s", "goodput", [f])
+    time_axes(ax, ax.get_ylabel(), v.window)
+    if traced:
+        notes += _trace_panel(axes[0], v, traced)
     note(fig, notes)
     return fig
 
 
+def _trace_panel(ax: Axes, v: RunView, traced: list[int]) -> list[str]:
+    """Each trace-driven link: its capacity per sample interval from the trace (step line) and the rate
+    it delivered (the links' rate_bps); returns notes with its utilisation over the window, delivered
+    bits / trace capacity in the same intervals (not / the trace's mean rate)."""
+    notes, handles, top = [], [], 0.0
+    by_link = {int(k): g for k, g in v.links.groupby("link")} if not v.links.empty else {}
+    cap_all = {lid: v.capacity(lid, by_link[lid]["t"].to_numpy(dtype=float)) for lid in traced if lid in by_link}
+    f, _ = si_prefix([float(np.nanmax(c)) for c in cap_all.values() if np.isfinite(c).any()])
+    m0, m1 = v.window
+    for k, (lid, cap) in enumerate(cap_all.items()):
+        g = by_link[lid]
+        t = g["t"].to_numpy(dtype=float)
+        col = f"C{k % 10}" if len(cap_all) > 1 else "black"
+        st = ax.step(t, cap / f, where="pre", color=col, lw=1.0, alpha=0.8, zorder=2)[0]
+        st.set_gid(f"capacity:{lid}")
+        sent = g["rate_bps"].to_numpy(dtype=float) if "rate_bps" in g else np.full(t.shape, np.nan)
+        dl = ax.plot(t, sent / f, color=col, lw=1.4, ls=(0, (3, 1.5)) if len(cap_all) == 1 else "-", zorder=3)[0]
+        dl.set_gid(f"delivered:{lid}")
+        top = max(top, float(np.nanmax(cap)) / f, float(np.nanmax(sent)) / f if np.isfinite(sent).any() else 0.0)
+        handles += [Line2D([], [], color=col, lw=1.0, label=f"link {lid}: capacity (trace)"),
+                    Line2D([], [], color=col, lw=1.4, ls=dl.get_linestyle(), label=f"link {lid}: delivered")]
+        w = (t > m0 + 1e-9) & (t <= m1 + 1e-9)
+        c_sum = float(np.nansum(cap[w]))
+        if c_sum > 0:
+            notes.append(f"Link {lid}'s utilisation in the window: {np.nansum(sent[w]) / c_sum:.1%} of the "
+                         f"trace's capacity at each sample (mean capacity {si(c_sum / max(int(w.sum()), 1), 'bit/s')}).")
+    ax.set_ylim(0, top * 1.08 if top > 0 else 1.0)
+    si_axis(ax, "y", "bit/s", "link rate", [f])
+    time_axes(ax, ax.get_ylabel(), v.window, xlabel=False)
+    legend_outside(ax, handles)
+    return notes
+
+
 def cwnd_figure(v: RunView) -> Figure:
-    fig, (ax,) = new_figure()
+    fig, (ax,) = new_figure(style=v.style)
     title(fig, f"{v.summary['scenario']}: congestion window per flow")
     notes = ["Shaded: measurement window.", _many_note(v)]
     if v.flows.empty:
@@ -182,10 +227,8 @@ def cwnd_figure(v: RunView) -> Figure:
     else:
         d = _flow_lines(ax, v, "cwnd", 1.0)
         legend_outside(ax, d.handles)
-        if d.above:
-            ax.set_ylim(0, d.top)
-            notes.append(_above_note(d, "packets"))
-    ax.set_ylim(bottom=0)
+        ax.set_ylim(0, d.top)
+        notes.append(_above_note(d, "packets"))
     time_axes(ax, "congestion window (packets)", v.window)
     note(fig, notes)
     return fig
@@ -197,7 +240,7 @@ def queue_figure(v: RunView) -> Figure:
     infos = link_infos(v)
     maxnet = [i for i in infos if i.queue == "maxnet" and "maxnet.y_rate_bps" in v.links]
     nrows = 3 if maxnet else 2
-    fig, axes = new_figure(height=2.0 + 1.9 * nrows, nrows=nrows, sharex=True)
+    fig, axes = new_figure(height=2.0 + 1.9 * nrows, nrows=nrows, sharex=True, style=v.style)
     axp, axm = axes[0], axes[1]
     title(fig, f"{v.summary['scenario']}: queue")
     link_handles: list[Line2D] = []
