@@ -32,7 +32,9 @@ in full: docs/sweep.md.
 
 Runs go to a pool of local processes (``workers``, default: the CPU count) or, with
 ``scheduler="tcp://host:8786"``, to a Dask cluster (``pip install "dask[distributed]"``) through its
-``concurrent.futures`` executor; every worker needs cclab installed. Whole runs are the unit of work:
+``concurrent.futures`` executor; every worker needs cclab installed, and no filesystem shared with this process:
+a worker makes a run in its scratch folder and returns its files, which this process writes into ``OUT/runs/``.
+Whole runs are the unit of work:
 the simulator is single-threaded and deterministic, so a run's result does not depend on where it ran.
 """
 from __future__ import annotations
@@ -671,6 +673,14 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
             _on_dask(todo, scheduler, out, plots, settle)
         else:
             _on_pool(todo, workers or os.cpu_count() or 1, out, plots, settle)
+        # Every run this sweep did not see fail is in runs/ now: a run reported finished whose folder is not
+        # there (a folder removed meanwhile, an older cclab's workers writing elsewhere) is a failure, not a
+        # silent gap in the table.
+        have = finished(out)
+        for p in todo:
+            if p.id not in have and p.id not in failures:
+                failures[p.id] = {"run": p.id, "values": p.values, "seed": p.seed, "stderr": "",
+                                  "error": f"it was reported finished but {out / 'runs' / p.id} is not there"}
     finally:
         t = table(out, [p.id for p in points])
         for name, write in (("results.csv", lambda tmp: t.to_csv(tmp, index=False)),

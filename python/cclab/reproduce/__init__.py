@@ -365,8 +365,9 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
 
 def _run_jobs(jobs: list[tuple[dict, Path]], workers: Optional[int], scheduler: Optional[str],
               on_done: Callable[[int, int], None], done: int, total: int) -> int:
-    """Runs the unfinished ``jobs`` through the executor ``cclab sweep`` uses (cclab.executor: per-run locks,
-    atomic renames, local workers that die with this process, runs retried when a worker dies) on local
+    """Runs the unfinished ``jobs`` through the executor ``cclab sweep`` uses (cclab.executor: workers make
+    each run in their scratch space and return its files, which this process writes under per-run locks with
+    atomic renames; local workers die with this process, runs are retried when a worker dies) on local
     processes or a Dask cluster; returns ``done`` plus the jobs now finished. Raises RunsFailed at the end if
     some runs failed (the others are kept)."""
     todo = [(d, w) for d, w in jobs if not _finished(d, w)]
@@ -389,6 +390,11 @@ def _run_jobs(jobs: list[tuple[dict, Path]], workers: Optional[int], scheduler: 
         executor.run_dask(tasks, scheduler, settle)
     else:
         executor.run_local(tasks, workers or os.cpu_count() or 1, settle)
+    # A run reported finished must be in its folder now (the workers return their files and this process
+    # writes them): one that is not is a failure named here, not a KeyError when the runs are judged.
+    failed = {w for w, _ in failures}
+    failures += [(str(w), f"it was reported finished but {w} is not there") for d, w in todo
+                 if str(w) not in failed and not (w / "summary.json").is_file()]
     if failures:
         raise RunsFailed(failures, len(jobs))
     return count[0]
