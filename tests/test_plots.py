@@ -384,7 +384,7 @@ def test_trace_link_capacity_over_time():
          "flows": [{"cc": "cubic", "rtt": "20ms"}]}
     res = cclab.run(d, progress=False, plots=False)
     fig = res.plot("rate")
-    top, ax = fig.axes
+    top, _ = fig.axes
     cap = next(l for l in top.lines if l.get_gid() == "capacity:0")
     t, y = np.asarray(cap.get_xdata()), np.asarray(cap.get_ydata())
     # per 100 ms sample: 6 or 24 Mbit/s exactly (whole opportunities of 1500 B at 1 or 2 per ms)

@@ -489,9 +489,10 @@ def _print_sweep(t: pd.DataFrame) -> None:
 @_contract
 def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path], fmt: Optional[str],
              style: Optional[str]) -> None:
-    """Redraw a run's figures (a `cclab run` folder, with --format/--style), or draw a sweep: METRIC (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error
-    bars, one line per hue value; and throughput vs delay across seeds (one 1-σ ellipse per grid point,
-    coloured by algorithm or hue, delay axis reversed). Keys are the grid's as in the sweep file
+    """Redraw a run's figures (a `cclab run` folder, with --format/--style), or draw a sweep: METRIC
+    (default goodput_mbps) against grid key KEY, mean over seeds with 95 % CI error bars, one line per
+    hue value; and throughput vs delay across seeds (one 1-σ ellipse per grid point, coloured by algorithm
+    or hue, delay axis reversed). Keys are the grid's as in the sweep file
     (x=topology.bottleneck.rate), metrics the columns of results.csv. See docs/sweep.md, "Plots"."""
     if (sweep_dir / "summary.json").is_file():  # a run's folder, not a sweep's
         if settings:

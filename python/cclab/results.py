@@ -264,8 +264,7 @@ class Result:
         format of its suffix (.png, .pdf, .svg) (docs/plots.md)."""
         if kind not in PLOT_KINDS:
             raise ValueError(f"kind must be one of {', '.join(PLOT_KINDS)}, got {kind!r}")
-        from .plots import build_figures, check_format
-        from .plots import save as save_figure
+        from .plots import build_figures, check_format, save as save_figure
 
         if save is not None:
             check_format(Path(save).suffix.lstrip(".").lower())  # before drawing

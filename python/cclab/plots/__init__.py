@@ -38,7 +38,7 @@ FIGURES: dict[str, Callable[[RunView], Figure]] = {
     "cdf.png": cdf_figure,
 }
 
-__all__ = ["FIGURES", "FORMATS", "STYLES", "build_figures", "write_plots", "check_format"]
+__all__ = ["FIGURES", "FORMATS", "STYLES", "build_figures", "check_format", "write_plots"]
 
 
 def check_format(fmt: str) -> str:

@@ -132,7 +132,7 @@ STYLES = {
 FORMATS = ("png", "pdf", "svg")
 
 
-def get_style(style: "str | Style | None") -> Style:
+def get_style(style: str | Style | None) -> Style:
     """A Style by name; ValueError naming the allowed ones otherwise."""
     if style is None:
         return STYLES["screen"]

@@ -7,10 +7,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..traces import OPPORTUNITY_BYTES, opportunities_before
-
 import numpy as np
 import pandas as pd
+
+from ..traces import OPPORTUNITY_BYTES, opportunities_before
 
 # An algorithm is drawn "many" when it has more flows than MANY or the run has more than MANY_TOTAL: each
 # (algorithm, RTT) group as its median per sample with a p10-p90 band, no per-flow lines (docs/plots.md).

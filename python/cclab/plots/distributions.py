@@ -9,8 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ._style import (LINESTYLES, REF, cc_colors, cc_markers, legend_outside, new_figure, note, rtt_markers, si,
-                     si_axis, si_prefix, title)
+from ._style import LINESTYLES, REF, cc_colors, cc_markers, legend_outside, new_figure, note, rtt_markers, si, si_axis, si_prefix, title
 from ._view import RunView, flow_stats, window_rtts
 
 # An RTT-sample CDF with more points than this is drawn through this many quantiles (indistinguishable
@@ -45,7 +44,7 @@ def throughput_delay_figure(v: RunView) -> Figure:
     xmax, ymax = 0.0, 0.0
     n_flows = len(st)
     f = si_prefix([float(st["goodput_bps"].max())] if len(st) else [])[0]
-    for k, g in enumerate(v.groups):
+    for g in v.groups:
         s = st.loc[[x for x in g.flows if x in st.index]]
         ok = s[s["p95_qdelay_s"].notna()]
         x, y = ok["p95_qdelay_s"].to_numpy() * 1e3, ok["goodput_bps"].to_numpy() / f

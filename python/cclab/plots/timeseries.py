@@ -8,7 +8,6 @@ from typing import Optional
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
@@ -130,7 +129,7 @@ def rate_figure(v: RunView) -> Figure:
     fig, axes = new_figure(height=6.2 if traced else 4.0, nrows=2 if traced else 1, sharex=True, style=v.style)
     ax = axes[-1]
     title(fig, f"{v.summary['scenario']}: goodput per flow")
-    notes = []
+    notes: list[str] = []
     if v.flows.empty:
         _empty(ax, "flows")
         time_axes(ax, "goodput (bit/s)", v.window)
