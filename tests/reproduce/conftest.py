@@ -26,28 +26,36 @@ def swap_cc(old: str, new: str, params: Optional[dict] = None) -> Callable[[dict
     return change
 
 
-def run_claims(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True,
-               mutate: Optional[Callable[[dict], dict]] = None,
-               scale: Optional[Callable[[dict], dict]] = None) -> dict[str, Claim]:
-    """The experiment's rows (by claim text) from its runs on ``seeds``: every variant at the quick size
-    (or full with ``quick=False``), then ``scale`` (a reduced size of the test's own), then ``mutate``
-    applied to every variant's scenario."""
+def run_variants(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True,
+                 mutate: Optional[Callable[[dict], dict]] = None, reuse: Optional[rp.Runs] = None) -> rp.Runs:
+    """Every variant's runs on ``seeds`` at the quick size (or full with ``quick=False``), ``mutate``
+    applied to every variant's scenario. A run whose scenario the mutation leaves unchanged is taken from
+    ``reuse`` (the unmutated runs) instead of being simulated again."""
     e = rp.experiments()[exp_id.lower()]
     base = rp.scenario_dict(e.scenario)
     if quick:
         base = rp.shorten(base)
-    if scale:
-        base = scale(base)
     res: rp.Runs = {}
     for name, change in e.variants.items():
         res[name] = []
-        for s in seeds:
+        for i, s in enumerate(seeds):
             d = change(json.loads(json.dumps(base)))
             d["seed"] = s
+            same = True
             if mutate:
-                d = mutate(d)
-            res[name].append(_run_once(d, None))
-    return {c.claim: c for c in e.claims(res)}
+                m = mutate(json.loads(json.dumps(d)))
+                same, d = m == d, m
+            if same and reuse is not None:
+                res[name].append(reuse[name][i])
+            else:
+                res[name].append(_run_once(d, None))
+    return res
+
+
+def run_claims(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True,
+               mutate: Optional[Callable[[dict], dict]] = None) -> dict[str, Claim]:
+    """The experiment's rows (by claim text) from :func:`run_variants`."""
+    return {c.claim: c for c in rp.experiments()[exp_id.lower()].claims(run_variants(exp_id, seeds, quick, mutate))}
 
 
 def verdicts(rows: dict[str, Claim]) -> dict[str, str]:
@@ -56,13 +64,18 @@ def verdicts(rows: dict[str, Claim]) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def claims_of():
-    """:func:`run_claims`, memoised for the session: tests of one experiment share its runs."""
-    cache: dict = {}
+    """:func:`run_claims`, memoised for the session: tests of one experiment share its runs, and a
+    mutation reuses the unmutated runs it does not change."""
+    runs: dict = {}
 
     def get(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True, mutate_key: str = "",
             mutate: Optional[Callable[[dict], dict]] = None) -> dict[str, Claim]:
-        key = (exp_id, tuple(seeds), quick, mutate_key)
-        if key not in cache:
-            cache[key] = run_claims(exp_id, seeds, quick, mutate)
-        return cache[key]
+        seeds = tuple(seeds)
+        plain = (exp_id, seeds, quick, "")
+        if plain not in runs:
+            runs[plain] = run_variants(exp_id, seeds, quick)
+        key = (exp_id, seeds, quick, mutate_key)
+        if key not in runs:
+            runs[key] = run_variants(exp_id, seeds, quick, mutate, reuse=runs[plain])
+        return {c.claim: c for c in rp.experiments()[exp_id.lower()].claims(runs[key])}
     return get

@@ -166,6 +166,18 @@ def _dynamic_explain(res: Runs, claims: list[Claim]) -> str:
               "between losses; NewReno's fixed +1/−½ lets the windows converge (they still differ by RTT). The "
               "paper's order of HSTCP and Reno comes from its Linux testbed (Dummynet delays), whose loss "
               "pattern at the router differs from the simulator's drop-tail queue."]
+    resp = {cc: per_seed(v, _resp) for cc, v in res.items()}
+    n = len(res["fast"])
+    lowest = sum(1 for i in range(n) if resp["fast"][i] <= min(resp[cc][i] for cc in res))
+    spans = [t1 - t0 for t0, t1, _ in phases(res["fast"][0])]
+    lines += ["", f"Responsiveness. FAST's index (mean over phases) was the lowest of the four on {lowest} of {n} "
+              "seeds: " + ", ".join(f"{cc} {ci(v, '{:.1f}', 's')}" for cc, v in resp.items())
+              + f", with phases of {min(spans):.0f}-{max(spans):.0f} s (seed 1). The index is the time until the "
+              "slowest flow's running average of its rate stays within a band of its phase mean; a running "
+              "average settles slowly whatever the protocol, so every protocol's index is a large fraction of "
+              "the phase, and FAST's lead is small against the spread over seeds. The paper itself warns that "
+              "the index of the loss-based protocols, which settle into a limit cycle rather than an "
+              "equilibrium, must be read with care (§VI)."]
     f = [x for x in tab["fast"] if not np.isnan(x)]
     lines += ["", f"FAST's index hardly depends on the sampling period ({min(f):.3f}-{max(f):.3f}); the "
               "loss-based protocols' falls as the period grows past their sawtooth's cycle. So the sampling "
