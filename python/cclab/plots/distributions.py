@@ -78,8 +78,11 @@ def throughput_delay_figure(v: RunView) -> Figure:
     if refs:
         handles.append(Line2D([], [], color=REF, ls=":", lw=1.0,
                               label=("links'" if len(refs) > 1 else f"link {refs[0][0]}:") + " p95 queueing delay"))
-    hi = max(xmax * 1.08, 1.0)
-    ax.set_xlim(hi, -0.02 * hi)  # reversed: low delay on the right (a little room for points at 0)
+    # The x axis spans the delays drawn (not from 0): flows sharing one queue differ by a few ms only.
+    xs = [float(x) for x in (st["p95_qdelay_s"].dropna() * 1e3)] + [d for _, d in refs]
+    lo_x = min(xs, default=0.0)
+    pad = max(0.1 * (xmax - lo_x), 0.01 * xmax, 0.5)
+    ax.set_xlim(xmax + pad, max(lo_x - pad, -0.02 * max(xmax, 1.0)))  # reversed: low delay on the right
     ax.set_ylim(0.0, max(ymax * 1.08, 1e-3))
     ax.set_xlabel("95th-percentile queueing delay (ms)  ← worse")
     si_axis(ax, "y", "bit/s", "goodput", [f])

@@ -30,7 +30,7 @@ MAXNET_T = 0.05
 def _group_label(v: RunView, cc: str, rtt: str, n: int) -> str:
     label = f"{cc}, {rtt}"
     if v.many[cc]:
-        return f"{label}: median of {n} flows, p10–p90"
+        return f"{label}: median of {n}"
     return f"{label} (×{n})" if n > 1 else label
 
 
@@ -140,7 +140,8 @@ def rate_figure(v: RunView) -> Figure:
     # One SI prefix for the axis, chosen from the bulk of the samples and the link rates.
     r = v.flows["rate_bps"].to_numpy(dtype=float)
     r = r[np.isfinite(r)]
-    f, _ = si_prefix([float(np.quantile(r, 0.99)) if r.size else 0.0] + ([] if traced else rates[:1]))
+    q99 = float(np.quantile(r, 0.99)) if r.size else 0.0
+    f, _ = si_prefix([q99] + [x for x in rates[:1] if not traced and x <= OFF_SCALE * q99])
     scale = 1.0 / f
     ref_rates = [] if traced else rates  # a trace's mean rate is no capacity line: the top panel has it
     clip_top = CLIP * rates[-1] * scale if ref_rates and sp.max_ratio > CLIP else None
