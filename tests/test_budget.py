@@ -90,7 +90,7 @@ def test_the_estimate_covers_what_grows(tmp_path: Path, name: str, text: str, te
 def test_a_run_over_its_budget_stops_and_keeps_its_results(tmp_path: Path) -> None:
     # 200 Mbit/s of 10 kB transfers on a 1 Gbit/s link that loses 90 % of its packets: the estimate sees
     # the link carry them (it does not model random loss) but they stall in RTO backoff and pile up,
-    # ~2,500 a second (without the running check: 60 s, ~150,000 transfers, ~480 MB peak, exit 0).
+    # ~2,500 a second (under a budget it does not reach: 60 s, 138,597 pending, 468 MB peak, exit 0).
     budget = 96 * MIB
     sc = _scenario(tmp_path, "lossy", _transfers("200Mbps", "1Gbps", "10KB", "60s", loss=0.9, max_memory="96MiB"))
     est = cclab.Scenario.load(sc).estimate()
