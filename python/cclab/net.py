@@ -461,6 +461,6 @@ def from_raw(raw: dict, spec: dict) -> Result:
     summary.pop("sim")
     # Datagrams and segments the endpoints refused, summed over flows (docs/real-datapath.md, "What a
     # hostile packet can and cannot do").
-    refused = ("malformed", "foreign", "rejected_data", "rejected_acks", "port_unreachable")
+    refused = ("malformed", "foreign", "rejected_data", "rejected_acks", "icmp_errors")
     summary["net"] = dict(raw["net"], **{k: sum(f.get(k, 0) for f in raw["flows"]) for k in refused})
     return Result(summary, flows, links, spec)

@@ -266,6 +266,8 @@ pub fn run_sender<S: SenderMachine>(
     let mut tx: Vec<u8> = Vec::with_capacity(2048);
     // A datagram the socket refused (send buffer full): retried when the socket is writable.
     let mut pending = false;
+    // Sends refused in a row with an ICMP-reported error (see ICMP_STREAK).
+    let mut icmp_streak = 0u32;
     let mut stopped = false;
     // When the loop should next come around ([`crate::disturbance`]).
     let mut stalls = StallLog::for_window(probe.measure);
@@ -327,6 +329,7 @@ pub fn run_sender<S: SenderMachine>(
             match sock.send(&tx) {
                 Ok(_) => {
                     pending = false;
+                    icmp_streak = 0;
                     probe
                         .sent_bytes
                         .fetch_add(tx.len() as u64 + 28, Ordering::Relaxed);
@@ -335,11 +338,14 @@ pub fn run_sender<S: SenderMachine>(
                     pending = true;
                     break;
                 }
-                // The receiver's port is not there yet (ICMP port unreachable from an early packet),
-                // or a forged ICMP message: the transport retransmits what is lost, as for any other
-                // loss. The datagram was not sent.
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                    probe.port_unreachable.fetch_add(1, Ordering::Relaxed);
+                // An ICMP error about an earlier datagram ([`icmp_reported`]): the receiver's port
+                // is not there yet (port unreachable from an early packet), or a forged message. This
+                // datagram was not sent: the transport retransmits what is lost, as for any other
+                // loss. The same errors on every send for ICMP_STREAK sends are local (no route) and
+                // end the flow as before.
+                Err(e) if icmp_reported(&e) && icmp_streak < ICMP_STREAK => {
+                    probe.icmp_errors.fetch_add(1, Ordering::Relaxed);
+                    icmp_streak += 1;
                     pending = false;
                 }
                 Err(e) => return Err(e),
@@ -442,11 +448,37 @@ pub fn run_receiver<R: ReceiverMachine>(
     }
 }
 
-/// [`sys::recv_meta`], but an ICMP port unreachable reported for the socket (ECONNREFUSED: Linux
-/// reports it on a connected UDP socket's next send *or* receive, then clears it) is counted in
-/// `probe.port_unreachable` and the next datagram read. It says one datagram of ours was not taken —
-/// a loss the transport recovers — and anyone who can send IP packets can forge it, so it must not end
-/// the flow: returned as an error, it ended the sender thread (issue 28; `tests/port_unreachable.rs`).
+/// Errors Linux reports on a connected UDP socket's next send or receive (then clears) when an ICMP
+/// error about one of its datagrams arrives: the "hard" ones of `__udp4_lib_err`, which reach a socket
+/// without IP_RECVERR — port unreachable (ECONNREFUSED), protocol unreachable (ENOPROTOOPT), network
+/// and host unreachable or prohibited (ENETUNREACH, EHOSTUNREACH, EHOSTDOWN, ENONET), parameter
+/// problem (EPROTO), fragmentation needed (EMSGSIZE). Each says one datagram of ours was not taken,
+/// and anyone who can send IP packets can forge one.
+fn icmp_reported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::ECONNREFUSED
+                | libc::ENOPROTOOPT
+                | libc::ENETUNREACH
+                | libc::EHOSTUNREACH
+                | libc::EHOSTDOWN
+                | libc::ENONET
+                | libc::EPROTO
+                | libc::EMSGSIZE
+        )
+    )
+}
+
+/// Consecutive sends refused with an [`icmp_reported`] error after which the sender gives up: a
+/// forged or stale report fails one send (the next succeeds), a local fault (no route) fails every one.
+const ICMP_STREAK: u32 = 1000;
+
+/// [`sys::recv_meta`], but an ICMP error reported for the socket ([`icmp_reported`]) is counted in
+/// `probe.icmp_errors` and the next datagram read: it is a loss the transport recovers, and a forged
+/// one must not end the flow — returned as an error, it ended the sender thread (issue 28;
+/// `tests/port_unreachable.rs`, `tests/spoofed.rs`). recvmsg on a UDP socket returns none of these
+/// errors for a local reason.
 fn recv_counting(
     fd: std::os::fd::RawFd,
     buf: &mut [u8],
@@ -454,8 +486,8 @@ fn recv_counting(
 ) -> io::Result<Option<sys::RecvMeta>> {
     loop {
         match sys::recv_meta(fd, buf) {
-            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                probe.port_unreachable.fetch_add(1, Ordering::Relaxed);
+            Err(e) if icmp_reported(&e) => {
+                probe.icmp_errors.fetch_add(1, Ordering::Relaxed);
             }
             r => return r,
         }

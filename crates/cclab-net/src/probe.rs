@@ -31,9 +31,10 @@ pub struct FlowProbe {
     pub malformed: AtomicU64,
     /// Datagrams from an address other than the flow's peer, both ends.
     pub foreign: AtomicU64,
-    /// ICMP port-unreachable reports (ECONNREFUSED) our endpoints' sockets returned, on a send or a
-    /// receive: each stands for a lost packet, which the transport recovers; none ends a flow.
-    pub port_unreachable: AtomicU64,
+    /// ICMP error reports (port unreachable, host unreachable, …: `endpoint::icmp_reported`) our
+    /// sender's socket returned, on a send or a receive: each stands for a lost packet, which the
+    /// transport recovers; none ends a flow.
+    pub icmp_errors: AtomicU64,
     /// Our transport: data segments the receiver refused, ACKs (or parts) the sender refused
     /// (`cclab_transport::{RejectedData, RejectedAcks}` totals).
     pub rejected_data: AtomicU64,

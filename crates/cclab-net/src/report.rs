@@ -80,8 +80,8 @@ pub struct FlowResult {
     pub foreign: u64,
     pub rejected_data: u64,
     pub rejected_acks: u64,
-    /// ICMP port-unreachable reports our sender's socket returned (`FlowProbe::port_unreachable`).
-    pub port_unreachable: u64,
+    /// ICMP error reports our sender's socket returned (`FlowProbe::icmp_errors`).
+    pub icmp_errors: u64,
     /// RTT and one-way-delay percentiles, jitter, retransmission rate over the measure window (our
     /// transport; null for kernel TCP and for what the emulator cannot attribute to a flow: drops).
     #[serde(flatten)]
@@ -520,7 +520,7 @@ fn flow_result(
         foreign: p.foreign.load(Ordering::Relaxed),
         rejected_data: p.rejected_data.load(Ordering::Relaxed),
         rejected_acks: p.rejected_acks.load(Ordering::Relaxed),
-        port_unreachable: p.port_unreachable.load(Ordering::Relaxed),
+        icmp_errors: p.icmp_errors.load(Ordering::Relaxed),
         stats: WindowSummary::default(),
         series: ser,
     }

@@ -64,7 +64,7 @@ fn port_unreachable_on_the_receive_path_is_counted_not_fatal() {
         res
     });
     let delivered = probe_rx.delivered.load(Ordering::Relaxed);
-    let unreachable = probe_tx.port_unreachable.load(Ordering::Relaxed);
+    let unreachable = probe_tx.icmp_errors.load(Ordering::Relaxed);
     eprintln!(
         "sender {sender:?}, delivered {delivered} of {}, port unreachable reports {unreachable}, rejected acks {}",
         PKTS * PAYLOAD,

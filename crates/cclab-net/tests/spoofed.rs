@@ -87,15 +87,15 @@ fn ipv4_header(src: Ipv4Addr, dst: Ipv4Addr, proto: u8, total: usize) -> [u8; 20
     h
 }
 
-/// ICMP destination unreachable / port unreachable (type 3, code 3) sent by `reporter` to `victim`
-/// about a UDP datagram `victim` → `reporter`: what a host whose port is closed answers, forged.
-fn icmp_port_unreachable(victim: SocketAddrV4, reporter: SocketAddrV4) -> Vec<u8> {
+/// An ICMP error of `(type, code)` sent by `reporter` to `victim` about a UDP datagram `victim` →
+/// `reporter`: e.g. (3, 3), port unreachable, what a host whose port is closed answers; forged.
+fn icmp_error(kind: (u8, u8), victim: SocketAddrV4, reporter: SocketAddrV4) -> Vec<u8> {
     let mut inner = ipv4_header(*victim.ip(), *reporter.ip(), 17, 20 + 8 + 1500).to_vec();
     inner.extend_from_slice(&victim.port().to_be_bytes());
     inner.extend_from_slice(&reporter.port().to_be_bytes());
     inner.extend_from_slice(&(8u16 + 1500).to_be_bytes());
     inner.extend_from_slice(&[0, 0]);
-    let mut icmp = vec![3u8, 3, 0, 0, 0, 0, 0, 0];
+    let mut icmp = vec![kind.0, kind.1, 0, 0, 0, 0, 0, 0];
     icmp.extend_from_slice(&inner);
     let c = internet_checksum(&icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
@@ -130,7 +130,7 @@ struct Outcome {
     delivered: u64,
     rejected_data: u64,
     rejected_acks: u64,
-    port_unreachable: u64,
+    icmp_errors: u64,
     owd_max_s: f64,
 }
 
@@ -184,17 +184,17 @@ fn run(
         delivered: probe_rx.delivered.load(Ordering::Relaxed),
         rejected_data: probe_rx.rejected_data.load(Ordering::Relaxed),
         rejected_acks: probe_tx.rejected_acks.load(Ordering::Relaxed),
-        port_unreachable: probe_tx.port_unreachable.load(Ordering::Relaxed),
+        icmp_errors: probe_tx.icmp_errors.load(Ordering::Relaxed),
         owd_max_s,
     };
     eprintln!(
-        "sender {:?}, delivered {} of {}, rejected data {} acks {}, port unreachable {}, max one-way delay {:.6} s",
+        "sender {:?}, delivered {} of {}, rejected data {} acks {}, ICMP errors {}, max one-way delay {:.6} s",
         o.sender,
         o.delivered,
         PKTS * PAYLOAD,
         o.rejected_data,
         o.rejected_acks,
-        o.port_unreachable,
+        o.icmp_errors,
         o.owd_max_s
     );
     o
@@ -227,18 +227,27 @@ fn forged_in_window_data_from_the_senders_address_changes_nothing() {
     assert!(o.owd_max_s < 0.05, "max one-way delay {} s", o.owd_max_s);
 }
 
-/// One forged ICMP port unreachable about the sender's datagrams, while the flow runs. Before the fix
-/// the sender's next receive returned ECONNREFUSED and ended the sender thread.
+/// One forged ICMP error about the sender's datagrams, while the flow runs, for each kind Linux
+/// reports on a connected UDP socket (`__udp4_lib_err`'s "hard" errors): port unreachable
+/// (ECONNREFUSED), protocol unreachable (ENOPROTOOPT), network unknown (ENETUNREACH), host prohibited
+/// (EHOSTUNREACH), parameter problem (EPROTO). Before the fix the sender's next receive returned the
+/// error and ended the sender thread.
 #[test]
-fn a_spoofed_icmp_port_unreachable_is_counted_and_survived() {
+fn a_spoofed_icmp_error_is_counted_and_survived() {
     let Some(raw) = raw_socket() else { return };
-    let icmp = |raw: &OwnedFd, s: SocketAddrV4, r: SocketAddrV4| {
-        raw_send(raw, &icmp_port_unreachable(s, r), *s.ip());
-    };
-    let o = run(&raw, |_, _, _| {}, 5, icmp);
-    o.sender
-        .expect("the sender thread survives the ICMP message");
-    assert_eq!(o.delivered, PKTS * PAYLOAD);
-    assert_eq!(o.port_unreachable, 1, "the one forged report, counted");
-    assert_eq!(o.rejected_acks, 0);
+    for kind in [(3u8, 3u8), (3, 2), (3, 6), (3, 13), (12, 0)] {
+        let icmp = |raw: &OwnedFd, s: SocketAddrV4, r: SocketAddrV4| {
+            raw_send(raw, &icmp_error(kind, s, r), *s.ip());
+        };
+        let o = run(&raw, |_, _, _| {}, 5, icmp);
+        eprintln!("ICMP {kind:?}: sender {:?}", o.sender);
+        o.sender
+            .expect("the sender thread survives the ICMP message");
+        assert_eq!(o.delivered, PKTS * PAYLOAD);
+        assert_eq!(
+            o.icmp_errors, 1,
+            "ICMP {kind:?}: the one forged report, counted"
+        );
+        assert_eq!(o.rejected_acks, 0);
+    }
 }
