@@ -61,7 +61,7 @@ def throughput_delay_figure(v: RunView) -> Figure:
             big.set_gid(f"mean:{g.cc}|{g.rtt}")
             xmax, ymax = max(xmax, float(np.max(x))), max(ymax, float(np.max(y)))
         missing = len(s) - len(ok)
-        label = f"{g.cc}, {g.rtt}: {_n(len(s), 'flow')}" + (f" ({missing} without RTT)" if missing else "")
+        label = f"{g.cc}, {g.rtt}: {_n(len(s), 'flow')}" + (f" ({missing} w/o RTT)" if missing else "")
         handles.append(Line2D([], [], ls="", marker=m, markersize=7, markerfacecolor="none", markeredgecolor=c,
                               markeredgewidth=1.6, label=label))
     # The links' own 95th-percentile queueing delay (summary.json), a cross-check of the flows' estimate.
@@ -81,7 +81,7 @@ def throughput_delay_figure(v: RunView) -> Figure:
     # The x axis spans the delays drawn (not from 0): flows sharing one queue differ by a few ms only.
     xs = [float(x) for x in (st["p95_qdelay_s"].dropna() * 1e3)] + [d for _, d in refs]
     lo_x = min(xs, default=0.0)
-    pad = max(0.1 * (xmax - lo_x), 0.01 * xmax, 0.5)
+    pad = max(0.1 * (xmax - lo_x), 0.1 * xmax, 0.5)
     ax.set_xlim(xmax + pad, max(lo_x - pad, -0.02 * max(xmax, 1.0)))  # reversed: low delay on the right
     ax.set_ylim(0.0, max(ymax * 1.08, 1e-3))
     ax.set_xlabel("95th-percentile queueing delay (ms)  ← worse")
