@@ -1,16 +1,16 @@
-"""Paper-ready PNG figures of one run (docs/plots.md describes each):
+"""The figures of one run (docs/plots.md describes each), as PNG, PDF or SVG, in a screen or paper style:
 
-* ``rate.png`` — goodput per flow vs time;
-* ``cwnd.png`` — congestion window per flow vs time;
-* ``queue.png`` — queue in packets and in ms, with the buffer limit and the queue discipline's own state
+* ``rate`` — goodput per flow vs time (a trace-driven link: its capacity over time above);
+* ``cwnd`` — congestion window per flow vs time;
+* ``queue`` — queue in packets and in ms, with the buffer limit and the queue discipline's own state
   (RED thresholds and average, MaxNet's price and load);
-* ``throughput_delay.png`` — per flow and per algorithm, goodput vs 95th-percentile queueing delay
-  (Pantheon's form, delay axis reversed);
-* ``cdf.png`` — CDFs of per-flow goodput and of RTT samples per algorithm.
+* ``throughput_delay`` — where delays differ, per flow and per algorithm × RTT group, goodput vs
+  95th-percentile queueing delay (Pantheon's form, delay axis reversed); else goodput per flow per algorithm;
+* ``cdf`` — CDFs of per-flow goodput and of RTT samples per algorithm.
 
-Flows are coloured by algorithm (one colour per ``cc``) and styled by RTT group; the legend sits outside
-the axes with one entry per algorithm × RTT group. An algorithm with more than 8 flows is drawn as thin
-translucent per-flow lines plus a bold mean per flow of each group. The measurement window is shaded.
+Flows are coloured by algorithm and styled by RTT group; the legend has one entry per algorithm × RTT
+group. With more than 8 flows of an algorithm (16 in all) each group is drawn as its median with a
+p10–p90 band. The measurement window is shaded.
 
 :func:`build_figures` returns the matplotlib Figures (tests inspect them); :func:`write_plots` saves them.
 """

@@ -103,7 +103,7 @@ def _flow_lines(ax: Axes, v: RunView, col: str, scale: float, clip_top: Optional
 def _above_note(d: Drawn, unit: str) -> str:
     if not d.above:
         return ""
-    return (f"{d.above} single-flow sample{'s' if d.above > 1 else ''} lie above the axes (up to "
+    return (f"{d.above} single-flow sample{'s lie' if d.above > 1 else ' lies'} above the axes (up to "
             f"{d.above_max:.3g} {unit}); the axis spans the bands' p90 and medians.")
 
 
@@ -171,7 +171,7 @@ def rate_figure(v: RunView) -> Figure:
         clipped = f" ▲ on the top edge: above {CLIP:g}× the link rate." if clip_top is not None else ""
         notes.append(
             f"{sp.count} sample{'s' if sp.count > 1 else ''} of {sp.flows} flow{'s' if sp.flows > 1 else ''} "
-            f"exceed {against} (up to {sp.max_ratio:.2f}×): when a retransmission fills a hole, "
+            f"exceed{'' if sp.count > 1 else 's'} {against} (up to {sp.max_ratio:.2f}×): when a retransmission fills a hole, "
             f"the data held behind it is delivered in order at once. Not smoothed.{clipped}")
     notes.insert(0, f"Goodput: in-order bytes delivered per {si(_sample_s(v), 's')} sample. "
                     "Shaded: measurement window.")
