@@ -6,6 +6,7 @@ The scheduler and workers are real processes (``dask scheduler`` / ``dask worker
 own process group, killed with it when a test ends. A worker "without the driver's filesystem" runs under
 ``unshare --mount`` with a private tmpfs over /tmp, where pytest's folders (the driver's output) live."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -239,13 +240,47 @@ def test_a_worker_killed_mid_sweep_costs_no_run_and_duplicates_none(tmp_path, cl
     assert sorted(t["run"]) == sorted(ids)
 
 
-def test_a_sweep_whose_runs_all_fail_exits_1_saying_why(tmp_path, cluster):
+def test_cclab_cluster_local_serves_a_sweep_and_ctrl_c_stops_it(tmp_path):
+    # The recipe of docs/sweep.md: `cclab cluster local` prints the address to pass as --scheduler. Its workers
+    # inherit its environment, so the test's hook makes every run fail: a sweep whose runs all fail exits 1
+    # saying why (before, runs lost on a cluster ended in "no finished runs" and exit 0).
     p = tmp_path / "s.toml"
     p.write_text(SWEEP.format(seeds=1))  # 2 runs
     env = _hooked(tmp_path, CL_MARK=str(tmp_path / "marks"), CL_RAISE="1")
-    cluster.worker(env)
-    cluster.wait_for(1)
-    r = _sweep(p, tmp_path / "out", "--scheduler", cluster.address)
-    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr[-3000:])
-    assert "2 of 2 runs failed" in r.stderr and "refused by the test's hook" in r.stderr, r.stderr[-3000:]
-    assert "Traceback" not in r.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "cclab.cli", "cluster", "local", "--workers", "1", "--port", "0"],
+                            env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        first = proc.stdout.readline()  # blocks until the cluster is up (or the command died: "")
+        m = re.search(r"tcp://[\d.]+:\d+", first)
+        assert m, (first, proc.stderr.read() if proc.poll() is not None else "")
+        address = m.group(0)
+        assert "with 1 worker (1 thread each)" in first
+        kids = _children(proc.pid)
+        r = _sweep(p, tmp_path / "out", "--scheduler", address)
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr[-3000:])
+        assert "2 of 2 runs failed" in r.stderr and "refused by the test's hook" in r.stderr, r.stderr[-3000:]
+        assert "Traceback" not in r.stderr
+        assert len(_marks(tmp_path / "marks")) == 2  # each run was tried once, on the cluster
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        proc.wait(timeout=30)
+        # Its worker processes are gone with it (LocalCluster closes them).
+        end = time.monotonic() + 10
+        while time.monotonic() < end and any(_alive(k) for k in kids):
+            time.sleep(0.1)
+        assert kids and not [k for k in kids if _alive(k)]
+    finally:
+        _kill(proc)
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        st = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return st[st.rindex(")") + 2] != "Z"

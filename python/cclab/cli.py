@@ -1,5 +1,5 @@
 """The command line: ``cclab run``, ``cclab validate``, ``cclab schema``, ``cclab algorithms``, ``cclab reproduce``,
-``cclab sweep``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``.
+``cclab sweep``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``, ``cclab cluster local``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -649,6 +649,61 @@ def _print_net_table(s: dict, verbose: bool = False) -> None:
                + ("" if emu.get("priority_raised") else " (priority not raised: as root, timing is exact on a busy machine)"))
     for w in s.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
+
+
+@cli.group()
+def cluster() -> None:
+    """Dask clusters for `cclab sweep --scheduler` and `cclab reproduce --scheduler` (docs/sweep.md)."""
+
+
+@cluster.command("local")
+@click.option("--workers", "-n", type=click.IntRange(min=1), default=None, help="worker processes [CPU count]")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="threads per worker (a run is single-threaded: one per process uses every core)")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="address the scheduler listens on (0.0.0.0: drivers on other machines may connect)")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8786, show_default=True,
+              help="scheduler port (0: any free port)")
+@click.option("--dashboard", "dashboard", default=None, metavar="ADDRESS",
+              help="serve Dask's dashboard there (e.g. :8787; needs bokeh) [off]")
+@_contract
+def cluster_local(workers: Optional[int], threads: int, host: str, port: int, dashboard: Optional[str]) -> None:
+    """Start a Dask cluster on this machine: a scheduler and N worker processes; prints the address to pass as
+    --scheduler, and runs until Ctrl-C (or SIGTERM), which stops it. Workers share nothing with the driver:
+    each run's files come back to the sweep or reproduction that launched it."""
+    import time
+
+    try:
+        from dask.distributed import LocalCluster
+    except ImportError:
+        raise ScenarioError([("cluster", "needs Dask: pip install \"dask[distributed]\"")]) from None
+    n = workers or os.cpu_count() or 1
+    # SIGTERM (systemd, kill, a job scheduler) stops the cluster as Ctrl-C does: workers are not orphaned.
+    def _stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    # Ctrl-C even when started in the background of a script (a shell makes such a job ignore SIGINT).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        c = LocalCluster(n_workers=n, threads_per_worker=threads, processes=True, host=host, scheduler_port=port,
+                         dashboard_address=dashboard)
+    except (OSError, RuntimeError) as e:  # the port in use, an address not of this machine
+        raise ScenarioError([("--port" if "port" in str(e).lower() or "in use" in str(e).lower() else "--host",
+                              f"cannot start a scheduler at {host}:{port}: {e}")]) from None
+    try:
+        click.echo(f"Dask scheduler at {c.scheduler_address} with {n} worker{'s' if n > 1 else ''} ({threads} "
+                   f"thread{'s' if threads > 1 else ''} each)")
+        click.echo(f"  cclab sweep FILE --scheduler {c.scheduler_address}")
+        click.echo(f"  cclab reproduce ID --scheduler {c.scheduler_address}")
+        click.echo("Ctrl-C stops it.")
+        sys.stdout.flush()
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        click.echo("stopping the cluster", err=True)
+    finally:
+        c.close()
 
 
 def main() -> None:
