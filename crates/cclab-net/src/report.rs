@@ -271,20 +271,24 @@ pub(crate) fn summarise(
         r.stats = window.summary();
         flows.push(r);
     }
-    let links: Vec<LinkResult> = [Dir::Fwd, Dir::Rev]
-        .into_iter()
-        .enumerate()
-        .map(|(d, dir)| {
-            // Utilisation is against the capacity the link had in the window: a trace's, or the rate.
-            let l = &spec.links[d];
-            let cap = if l.trace_ms.is_empty() {
+    // The capacity each link had in the window: a trace's, or the rate.
+    let capacity: Vec<f64> = spec
+        .links
+        .iter()
+        .map(|l| {
+            if l.trace_ms.is_empty() {
                 l.rate_bps
             } else {
                 TraceService::new(&l.trace_ms, OPPORTUNITY_BYTES)
                     .capacity_bps(from_secs(m0), from_secs(m1))
-            };
-            link_result(d, dir, &fin, cap, [m0, m1])
+            }
         })
+        .collect();
+    // Utilisation is against that capacity.
+    let links: Vec<LinkResult> = [Dir::Fwd, Dir::Rev]
+        .into_iter()
+        .enumerate()
+        .map(|(d, dir)| link_result(d, dir, &fin, capacity[d], [m0, m1]))
         .collect();
     let flow_stalls: Vec<_> = probes
         .iter()
@@ -318,7 +322,7 @@ pub(crate) fn summarise(
     figures.host_latency_ms = flows
         .iter()
         .zip(&spec.flows)
-        .map(|(r, f)| host_latency_ms(spec, f, &r.series, &links, [m0, m1]))
+        .map(|(r, f)| host_latency_ms(spec, f, &r.series, &links, &capacity, [m0, m1]))
         .collect();
     figures.host_latency_p50_ms = figures
         .host_latency_ms
@@ -424,9 +428,10 @@ fn mean_sojourn(l: &LinkSeries, a: f64, b: f64) -> f64 {
     (at(&soj, b) - at(&soj, a)) / n
 }
 
-/// A flow's host latency over the window (ms, `[p50, p99]` over its samples there; None without any):
-/// at each sample, its smoothed RTT minus what the emulated path accounts for — the configured
-/// round-trip propagation, one data packet's transmission on the bottleneck, and the mean sojourn in
+/// A flow's host latency over the window (ms, `[p50, p99]` over its samples there; None without any,
+/// or with link jitter): at each sample, its smoothed RTT minus what the emulated path accounts for —
+/// the configured round-trip propagation, one data packet's transmission at the bottleneck's capacity
+/// in the window (a trace's mean, or the rate), and the mean sojourn in
 /// the data link's queue (over the sample interval shifted back by half the RTT, when the packets now
 /// acknowledged were queued) and in the ACK link's. What remains is what the hosts added: their
 /// stacks, our threads' wake-ups, the emulator's lateness. It is an estimate: the smoothed RTT and the
@@ -437,6 +442,7 @@ fn host_latency_ms(
     f: &crate::spec::FlowSpec,
     ser: &FlowSeries,
     links: &[LinkResult],
+    capacity_bps: &[f64],
     [m0, m1]: [f64; 2],
 ) -> Option<[f64; 2]> {
     let (d, a) = if crate::run::reverse(f) == Some(true) {
@@ -444,9 +450,13 @@ fn host_latency_ms(
     } else {
         (0, 1)
     };
-    let rate = spec.links[d].rate_bps;
-    let tx = if rate > 0.0 && spec.links[d].trace_ms.is_empty() {
-        f.transport.packet_size as f64 * 8.0 / rate
+    // Jitter is delay variation the emulator adds on purpose, which this estimate cannot tell from the
+    // hosts' (with order kept it skews delays up: 1.5 ms of "host latency" on a 20 ms ± 5 ms link).
+    if spec.links.iter().any(|l| l.jitter > 0.0) {
+        return None;
+    }
+    let tx = if capacity_bps[d] > 0.0 {
+        f.transport.packet_size as f64 * 8.0 / capacity_bps[d]
     } else {
         0.0
     };
