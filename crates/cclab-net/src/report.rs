@@ -589,3 +589,27 @@ fn link_result(
         series: ls,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_sojourn_interpolates_the_cumulative_counters() {
+        // 100 departures per 0.1 s; each packet of the first interval waited 1 ms, of the second 3 ms.
+        let l = LinkSeries {
+            t: vec![0.0, 0.1, 0.2],
+            departures: vec![0, 100, 200],
+            sojourn_sum_s: vec![0.0, 0.1, 0.4],
+            ..LinkSeries::default()
+        };
+        assert!((mean_sojourn(&l, 0.0, 0.1) - 0.001).abs() < 1e-12);
+        assert!((mean_sojourn(&l, 0.1, 0.2) - 0.003).abs() < 1e-12);
+        // Half of each interval: the mean of the two.
+        assert!((mean_sojourn(&l, 0.05, 0.15) - 0.002).abs() < 1e-12);
+        // Outside the samples: the edge values, so no departures and 0.
+        assert_eq!(mean_sojourn(&l, -1.0, -0.5), 0.0);
+        assert_eq!(mean_sojourn(&l, 0.3, 0.4), 0.0);
+        assert_eq!(mean_sojourn(&LinkSeries::default(), 0.0, 1.0), 0.0);
+    }
+}
