@@ -55,7 +55,7 @@ def throughput_delay_figure(v: RunView) -> Figure:
         if len(ok):
             # Hollow, and smaller for each later algorithm: means that coincide nest inside each other
             # instead of one covering the other (issue 29: cubic's mean hidden under newreno's).
-            size = 150.0 * 0.62 ** v.ccs.index(g.cc)
+            size = 150.0 * 0.62 ** v.ccs.index(g.cc) * (0.45 if v.style is not None and v.style.paper else 1.0)
             big = ax.scatter([float(np.mean(x))], [float(np.mean(y))], s=size, marker=m, facecolors="none",
                              edgecolors=c, linewidths=1.8, zorder=5 + 0.1 * v.ccs.index(g.cc))
             big.set_gid(f"mean:{g.cc}|{g.rtt}")
@@ -175,6 +175,10 @@ def cdf_figure(v: RunView) -> Figure:
     rtts = window_rtts(v)
     st = flow_stats(v, rtts)
     styles = cdf_styles(v.ccs)
+    paper = v.style is not None and v.style.paper
+    if paper:  # widths in points: at 3.5-7 in wide the screen's 3.2 pt outer curve is a bar
+        for st_ in styles.values():
+            st_["lw"] = round(st_["lw"] * 0.6, 2)
     f = si_prefix([float(st["goodput_bps"].max())] if len(st) else [])[0]
     handles = []
     for cc in v.ccs:
@@ -186,9 +190,9 @@ def cdf_figure(v: RunView) -> Figure:
         _ecdf(aq, r["qdelay"].to_numpy(dtype=float) * 1e3, gid, cc, markers=False, **styles[cc])
         kw = {k: styles[cc][k] for k in ("color", "ls", "lw")}
         handles.append(Line2D([], [], label=f"{cc}: {_n(len(s), 'flow')}, {_n(len(r), 'RTT sample')}", **kw))
-    si_axis(ag, "x", "bit/s", "goodput per flow", [f])
+    si_axis(ag, "x", "bit/s", "goodput" if paper else "goodput per flow", [f])
     ar.set_xlabel("RTT (ms)")
-    aq.set_xlabel("queueing delay (ms)")
+    aq.set_xlabel("queue delay (ms)" if paper else "queueing delay (ms)")  # a column is ~1 in wide
     ag.set_ylabel("fraction")
     for ax, x in ((ag, st["goodput_bps"] / f), (ar, rtts["srtt"] * 1e3), (aq, rtts["qdelay"] * 1e3)):
         ax.set_ylim(0.0, 1.02)
