@@ -384,7 +384,7 @@ def _print_report(rep: Report) -> None:
     t = Table(title=f"{e.id} {e.paper}: {e.title}" + (" [QUICK: a tenth of the duration]" if rep.quick else ""),
               caption=e.notes, show_lines=True)
     for c, kw in (("claim", {"ratio": 3}), ("paper", {"ratio": 2}), ("measured (cclab)", {"ratio": 3}),
-                  ("criterion", {"ratio": 2}), ("holds", {"justify": "center"})):
+                  ("criterion", {"ratio": 2}), ("verdict", {"justify": "center"})):
         t.add_column(c, **kw)
     for claim in rep.claims:
         verdict = verdict_text(asdict(claim), {"holds": "[green]yes[/]", "does not hold": "[red]no[/]",
@@ -683,14 +683,19 @@ def cluster_local(workers: Optional[int], threads: int, host: str, port: int, da
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _stop)
-    # Ctrl-C even when started in the background of a script (a shell makes such a job ignore SIGINT).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The workers are started ignoring Ctrl-C (a terminal sends it to the whole process group; an ignored
+    # signal stays ignored in a child): this process stops them in order instead of each one dying with a
+    # traceback. Then Ctrl-C is this process's, even when started in the background of a script (a shell makes
+    # such a job ignore SIGINT).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         c = LocalCluster(n_workers=n, threads_per_worker=threads, processes=True, host=host, scheduler_port=port,
                          dashboard_address=dashboard)
     except (OSError, RuntimeError) as e:  # the port in use, an address not of this machine
         raise ScenarioError([("--port" if "port" in str(e).lower() or "in use" in str(e).lower() else "--host",
                               f"cannot start a scheduler at {host}:{port}: {e}")]) from None
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         click.echo(f"Dask scheduler at {c.scheduler_address} with {n} worker{'s' if n > 1 else ''} ({threads} "
                    f"thread{'s' if threads > 1 else ''} each)")
