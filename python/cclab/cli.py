@@ -501,6 +501,9 @@ def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path], f
         from .plots import write_plots
         from .results import Result
 
+        if file is not None and file.exists() and not file.is_dir():
+            _fail(ValueError(f"--out: {file} is a file; for a run's folder give the folder to write the figures into"))
+            return
         res = Result.load(sweep_dir)
         paths = write_plots(res.flows, res.links, res.summary, file or sweep_dir, res.spec, format=fmt or "png",
                             style=style)
