@@ -36,6 +36,20 @@ rtt = "40ms"
 """
 
 
+# Loaded by the cluster's workers with --cached-sim: cclab.runner.run simulates once per worker process.
+CACHED = """
+import cclab.runner as _r
+_orig, _memo = _r.run, []
+
+def run(scenario, *a, **k):
+    if not _memo:
+        _memo.append(_orig(scenario, *a, **k))
+    return _memo[0]
+
+_r.run = run
+"""
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
@@ -46,6 +60,9 @@ def main() -> None:
     ap.add_argument("--runtime", default="0.2s", help="simulated time of each run")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--local", action="store_true", help="the local process pool instead of Dask")
+    ap.add_argument("--cached-sim", action="store_true",
+                    help="each worker simulates once and hands that result to every later run (the run's files are "
+                         "still written, packed, sent and written by the driver): the driver's costs at many runs")
     a = ap.parse_args()
 
     from cclab import sweep as sw
@@ -56,10 +73,15 @@ def main() -> None:
         f = Path(tmp) / "s.toml"
         f.write_text(SWEEP.format(n=a.runs, dur=a.runtime))
         address = None
+        env = dict(os.environ)
+        if a.cached_sim:
+            (Path(tmp) / "hook").mkdir()
+            (Path(tmp) / "hook" / "sitecustomize.py").write_text(CACHED)
+            env["PYTHONPATH"] = os.pathsep.join([str(Path(tmp) / "hook"), env.get("PYTHONPATH", "")])
         if not a.local:
             cluster = subprocess.Popen([sys.executable, "-m", "cclab.cli", "cluster", "local", "--workers",
                                         str(a.workers), "--port", "0"], stdout=subprocess.PIPE, text=True,
-                                       start_new_session=True)
+                                       start_new_session=True, env=env)
             assert cluster.stdout is not None
             m = re.search(r"tcp://[\d.]+:\d+", cluster.stdout.readline())
             assert m, "cclab cluster local did not start"
@@ -78,7 +100,8 @@ def main() -> None:
                 cluster.wait(timeout=60)
     runs_s = len(stamps) - 1
     last = stamps[-1] - t0
-    print(f"{'local pool' if a.local else 'Dask LocalCluster'} x{a.workers}: {a.runs} runs of {a.runtime}, "
+    print(f"{'local pool' if a.local else 'Dask LocalCluster'} x{a.workers}: {a.runs} runs of {a.runtime}"
+          f"{' (simulated once per worker)' if a.cached_sim else ''}, "
           f"{len(t)} in the table; runs done in {last:.1f} s ({runs_s / last:.1f} runs/s), whole sweep "
           f"{wall:.1f} s (table {ran - t0 - last:.1f} s); run files {size / 1e6:.1f} MB "
           f"({size / max(1, a.runs) / 1e3:.0f} kB/run); driver peak RSS {peak_mb():.0f} MB "
