@@ -99,8 +99,6 @@ pub struct Simulation {
     mem_state: f64,
     log_scan: budget::LogScan,
     stopped: Option<Stopped>,
-    /// The event count at which the budget is checked next.
-    next_check: u64,
 }
 
 impl Simulation {
@@ -117,10 +115,7 @@ impl Simulation {
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
-            // Every 65,536 events, or sooner when something that grows by more than a packet per
-            // event asks for it (`budget::CHECK_TRANSFERS`): one compare either way.
-            if self.events >= self.next_check {
-                self.next_check = self.events + budget::CHECK_EVERY;
+            if self.events & (budget::CHECK_EVERY - 1) == 0 {
                 if self.check_budget() {
                     aborted = true;
                     break;
@@ -138,6 +133,7 @@ impl Simulation {
             }
         }
         let wall = wall0.elapsed().as_secs_f64();
+        let aborted = aborted || self.stopped.is_some();
         if !aborted {
             self.now = self.end;
         }
@@ -404,9 +400,10 @@ impl Simulation {
         let slot = self.xfers.len() as u32;
         assert!(slot < XFER, "more than 2^31 transfers in one run");
         self.xfers.push(Some(Box::new(flow)));
-        // A transfer adds kilobytes in one event: check the budget after the event every so many.
-        if self.xfers.len() % budget::CHECK_TRANSFERS == 0 {
-            self.next_check = self.events;
+        // A transfer adds kilobytes in one event: check the budget every so many. Over it, the run
+        // ends now (the loop stops at the first event after `end`; no test per event for this).
+        if self.xfers.len() % budget::CHECK_TRANSFERS == 0 && self.check_budget() {
+            self.end = self.now;
         }
         self.pump_sender(XFER | slot);
     }

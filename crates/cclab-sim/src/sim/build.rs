@@ -312,7 +312,6 @@ impl Simulation {
             mem_state: cclab_spec::estimate::estimate(spec).memory_state,
             log_scan: Default::default(),
             stopped: None,
-            next_check: super::budget::CHECK_EVERY,
         };
         for i in 0..sim.flows.len() {
             let f = &sim.flows[i];
