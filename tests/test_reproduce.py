@@ -80,7 +80,7 @@ def test_cli_lists_runs_and_refuses(tmp_path):
     assert r.returncode == 0 and r.stdout.splitlines()[0].startswith("F1 ")
     r = cli("reproduce", "m2", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "the queue stays ≈ 0 throughout" in r.stdout and "holds" in r.stdout and "/5 seeds: 1-5)" in r.stdout
+    assert "the queue stays ≈ 0 throughout" in r.stdout and "verdict" in r.stdout and "/5 seeds: 1-5)" in r.stdout
     rep = json.loads((tmp_path / "M2" / "reproduce.json").read_text())
     assert rep["id"] == "M2" and len(rep["claims"]) == 6 and rep["quick"] is False and rep["seeds"] == [1, 2, 3, 4, 5]
     assert rep["seeds_requested"] == [1, 2, 3, 4, 5] and rep["max_seeds"] == rp.MAX_SEEDS

@@ -76,7 +76,7 @@ def section(rep: dict) -> str:
            f"{_safe(', '.join(rep['runs']))}; "
            f"seeds: {len(seeds)}{_requested(rep)}{' (QUICK: a tenth of the duration)' if rep.get('quick') else ''}. {_safe(rep['notes'])}",
            "",
-           "| claim | paper | measured (cclab, mean ± 95 % CI over seeds) | criterion | holds |",
+           "| claim | paper | measured (cclab, mean ± 95 % CI over seeds) | criterion | verdict |",
            "| --- | --- | --- | --- | --- |"]
     out += [f"| {cell(c['claim'])} | {cell(c['paper'])} | {cell(c['measured'])} | {cell(c['criterion'])} | "
             f"{_verdict(c)} |" for c in rep["claims"]]

@@ -208,7 +208,7 @@ def _experiment(folder: Path, rep: dict, figs: dict[str, bytes]) -> str:
             f"{e(_requested(rep))}; "
             f"variants: {e(', '.join(rep['runs']))}. {e(rep.get('notes', ''))}</p>"
             "<table class='claims'><thead><tr><th>claim</th><th>paper</th><th>measured (mean ± 95 % CI over seeds)</th>"
-            f"<th>criterion</th><th>holds</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<th>criterion</th><th>verdict</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
             + (f"<div class='explanation'>{_md(rep['explanation'])}</div>" if rep.get("explanation") else "")
             + fig_html + "</section>")
 
