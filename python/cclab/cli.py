@@ -1,5 +1,5 @@
 """The command line: ``cclab run``, ``cclab validate``, ``cclab schema``, ``cclab algorithms``, ``cclab reproduce``,
-``cclab sweep``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``, ``cclab cluster local``.
+``cclab sweep``, ``cclab search``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``, ``cclab cluster local``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -712,6 +712,36 @@ def cluster_local(workers: Optional[int], threads: int, host: str, port: int, da
         click.echo("stopping the cluster", err=True)
     finally:
         c.close()
+
+
+@cli.command("search")
+@click.argument("search_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path), help="results folder [results/<search file name>]")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="override the base scenario (the sweep's keys: flows[0].cc=cubic); repeatable")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
+@_contract
+def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], workers: Optional[int]) -> None:
+    """Search for the adversary (bursts, loss, delay within a budget) that does the most harm; resumes where it
+    stopped. Writes best.toml, top.csv, convergence.png and <method>/evaluations.jsonl. See docs/search.md."""
+    from rich.progress import Progress
+
+    from . import search as se
+
+    out = out or _default_out(search_file.stem or "search")
+    try:
+        parsed = [se.parse_set(x) for x in sets]
+        total = se.expected_runs(se.load(search_file, parsed))
+        with Progress(transient=True) as bar:
+            task = bar.add_task("search", total=total)
+            r = se.run(search_file, out, parsed, workers=workers, on_run=lambda: bar.advance(task))
+    except ScenarioError as e:
+        _fail(e)
+        return
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished runs are kept in {out}/runs; run the same command to resume", err=True)
+        sys.exit(130)
+    se.print_result(r, out)
 
 
 def main() -> None:

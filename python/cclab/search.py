@@ -571,3 +571,22 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
                "evaluations": {m: len(r) for m, r in by_method.items()}}
     (out / "result.json").write_text(json.dumps(summary, indent=1))
     return {"search": s, "evaluations": by_method, "best": best, "baseline": baseline, "top": top}
+
+
+def print_result(r: dict, out: Path) -> None:
+    """The top candidates as a rich table, and the best against the base scenario without the adversary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    s, top = r["search"], r["top"]
+    tab = Table(title=f"top {len(top)} candidates ({s.metric}, {s.goal})")
+    for c in top.columns:
+        tab.add_column(str(c), justify="right", overflow="fold")
+    for _, row in top.iterrows():
+        tab.add_row(*(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row))
+    con = Console()
+    con.print(tab)
+    b, base = r["best"]["objective"], r["baseline"]
+    change = f" ({(b - base) / base:+.1%} against {base:.6g} without the adversary)" if b is not None and base else ""
+    con.print(f"best {s.metric} = {b:.6g}{change}" if b is not None else "best: unmeasured", highlight=False)
+    con.print(f"wrote {out}/best.toml, top.csv, convergence.png, result.json, <method>/evaluations.jsonl", highlight=False)
