@@ -69,7 +69,9 @@ def figures(s):
             f"emulator late p50/p99 {num(d['emulator_late_p50_us'], '.0f')}/{num(d['emulator_late_p99_us'], '.0f')} µs, "
             f"timers late p50/p99 {num(d['timer_late_p50_us'], '.0f')}/{num(d['timer_late_p99_us'], '.0f')} µs, "
             f"host latency p50 {'/'.join(f'{h:.2f}' for h in host) or 'n/a'} ms, "
-            f"longest stall {d['longest_stall_ms']:.0f} ms")
+            f"longest stall {d['longest_stall_ms']:.0f} ms"
+            + (f", controller ACK-to-decision p99 {kd['ack_to_decision_p99_s'] * 1e3:.1f} ms"
+               if (kd := s["net"].get("kernel_datapath")) and kd.get("ack_to_decision_p99_s") is not None else ""))
 
 
 def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
@@ -95,6 +97,7 @@ def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
         if not s["net"]["disturbed"]:
             _busy = False
             if accept(s):
+                print(f"\nreal run {k + 1}: quiet: {figures(s)}")
                 return s
         why = f"disturbed: {figures(s)}" if s["net"]["disturbed"] else f"not accepted ({figures(s)})"
         print(f"\nreal run {k + 1}: {why}")

@@ -189,6 +189,10 @@ pub struct Figures {
     pub timer_late_p50_us: Option<f64>,
     pub timer_late_p99_us: Option<f64>,
     pub timer_wakeups: u64,
+    /// `bpf:*` flows: the kernel datapath's controller (a user-space thread too) from an ACK to its
+    /// decision, 99th percentile over the whole run, µs (`net.kernel_datapath.ack_to_decision_p99_s`);
+    /// None without such flows.
+    pub controller_late_p99_us: Option<f64>,
     /// Per flow, host latency over the window (ms): the smoothed RTT at each sample minus the flow's
     /// round-trip propagation, its data packet's transmission time on the bottleneck and the mean
     /// sojourn in both emulated queues: `[p50, p99]` over the window's samples; None without samples.
@@ -229,6 +233,12 @@ pub const DISTURBING_EMULATOR_P99_US: f64 = 1_000.0;
 /// 99th percentile of our endpoints' timer lateness at or above this (µs) disturbs the window: 20× a
 /// quiet wake-up; under load 1.3-6 ms measured (docs/real-datapath.md).
 pub const DISTURBING_TIMER_P99_US: f64 = 1_000.0;
+
+/// The kernel datapath controller's ACK-to-decision p99 at or above this (µs) disturbs the run: 5× the
+/// worst quiet value (115–198 µs at 50 Mbit/s, docs/kernel-datapath.md). Measured with one more busy
+/// process on this loaded machine: 5.1 ms in a `bpf:vegas` run whose queue was 12.1 packets (bound 10,
+/// quiet 6.9 ± 0.3) while the emulator's p99 was 49 µs.
+pub const DISTURBING_CONTROLLER_P99_US: f64 = 1_000.0;
 
 /// The worst flow's median host latency at or above this (ms) disturbs the window: 5 % of the shortest
 /// RTT the comparisons use (40 ms), half their 10 % bound; quiet runs 0.02-0.4 ms.
@@ -274,6 +284,15 @@ pub fn judge(f: &Figures, stalls: &Stalls) -> Vec<String> {
     {
         why.push(format!(
             "our endpoints' timers woke late by {l:.0} µs at the 99th percentile (≥ {DISTURBING_TIMER_P99_US:.0})"
+        ));
+    }
+    if let Some(l) = f
+        .controller_late_p99_us
+        .filter(|&l| l >= DISTURBING_CONTROLLER_P99_US)
+    {
+        why.push(format!(
+            "the kernel datapath's controller took {l:.0} µs from an ACK to its decision at the 99th \
+             percentile (≥ {DISTURBING_CONTROLLER_P99_US:.0})"
         ));
     }
     if let Some(h) = f
@@ -441,6 +460,7 @@ mod tests {
             emulator_late_p99_us: Some(PRESSED_LATENESS_US),
             timer_late_p99_us: Some(PRESSED_LATENESS_US * 0.9),
             host_latency_p50_ms: Some(DISTURBING_HOST_P50_MS * 0.9),
+            controller_late_p99_us: Some(DISTURBING_CONTROLLER_P99_US * 0.9),
             ..Figures::default()
         };
         assert!(judge(&f, &quiet).is_empty());
@@ -461,8 +481,13 @@ mod tests {
                 host_latency_p50_ms: Some(DISTURBING_HOST_P50_MS),
                 ..f.clone()
             },
+            Figures {
+                controller_late_p99_us: Some(DISTURBING_CONTROLLER_P99_US),
+                ..f.clone()
+            },
         ];
-        for (g, says) in over.iter().zip(["PSI", "emulator", "timers", "median RTT"]) {
+        let says = ["PSI", "emulator", "timers", "median RTT", "controller"];
+        for (g, says) in over.iter().zip(says) {
             let w = judge(g, &quiet);
             assert!(w.len() == 1 && w[0].contains(says), "{w:?}");
         }

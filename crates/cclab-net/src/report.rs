@@ -330,6 +330,10 @@ pub(crate) fn summarise(
         .flatten()
         .map(|h| h[0])
         .reduce(f64::max);
+    figures.controller_late_p99_us = kernel_datapath
+        .map(cclab_bpf::controller::stats_json)
+        .and_then(|j| j.get("ack_to_decision_p99_s").and_then(|v| v.as_f64()))
+        .map(|s| s * 1e6);
     figures.longest_stall_ms = stalls.longest_in_measure_ms;
     figures.reasons = disturbance::judge(&figures, &stalls);
     let steal_fraction = figures.steal_fraction;
