@@ -402,7 +402,7 @@ impl Simulation {
         self.xfers.push(Some(Box::new(flow)));
         // A transfer adds kilobytes in one event: check the budget every so many. Over it, the run
         // ends now (the loop stops at the first event after `end`; no test per event for this).
-        if self.xfers.len() % budget::CHECK_TRANSFERS == 0 && self.check_budget() {
+        if self.xfers.len().is_multiple_of(budget::CHECK_TRANSFERS) && self.check_budget() {
             self.end = self.now;
         }
         self.pump_sender(XFER | slot);
