@@ -578,12 +578,12 @@ def print_result(r: dict, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    s, top = r["search"], r["top"]
+    s, top = r["search"], r["top"].drop(columns=["run"])  # the run ids are in top.csv
     tab = Table(title=f"top {len(top)} candidates ({s.metric}, {s.goal})")
-    for c in top.columns:
-        tab.add_column(str(c), justify="right", overflow="fold")
+    for c in top.columns:  # "adversary[0].period" -> "0.period": the table fits a terminal
+        tab.add_column(str(c).replace("adversary[", "").replace("]", ""), justify="right", no_wrap=True)
     for _, row in top.iterrows():
-        tab.add_row(*(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row))
+        tab.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v)[:8] for v in row))
     con = Console()
     con.print(tab)
     b, base = r["best"]["objective"], r["baseline"]
