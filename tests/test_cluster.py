@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import cclab
 from cclab import sweep as sw
 
 dask_distributed = pytest.importorskip("dask.distributed")
@@ -194,6 +195,14 @@ def test_a_worker_without_the_drivers_filesystem_returns_every_run(tmp_path, clu
         names = sorted(f.name for f in (local / "runs" / rid).iterdir())
         assert sorted(f.name for f in (out / "runs" / rid).iterdir()) == names and "timeseries.parquet" in names
         assert (out / "runs" / rid / "spec.json").read_bytes() == (local / "runs" / rid / "spec.json").read_bytes()
+    # `cclab reproduce --scheduler` goes the same way (cclab.executor): two quick M2 runs land in the driver's folder.
+    from cclab import reproduce as rp
+
+    jobs = rp._jobs("M2", tmp_path / "rp", True, (1, 2))[:2]
+    assert rp._run_jobs(jobs, None, cluster.address, lambda n, t: None, 0, len(jobs)) == 2
+    # (Not rp._finished: it also compares the git commit the worker recorded with this process's, and other
+    # commits may land in this checkout between the two processes' start.)
+    assert all(len(cclab.Result.load(where).summary["flows"]) >= 1 for _, where in jobs)
     # The worker kept nothing: its /tmp holds only Dask's own folder, no run's scratch and no run's files.
     seen = _ns(w.pid, "ls -A /tmp; find /tmp -name 'cclab-run-*' -o -name summary.json -o -name 'runs'").split()
     assert seen == ["w"], seen
