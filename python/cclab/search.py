@@ -490,7 +490,7 @@ def to_toml(d: dict, prefix: str = "") -> str:
     return text
 
 
-def _convergence(s: Search, by_method: dict[str, list[dict]], path: Path) -> None:
+def _convergence(s: Search, by_method: dict[str, list[dict]], baseline: Optional[float], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -503,6 +503,8 @@ def _convergence(s: Search, by_method: dict[str, list[dict]], path: Path) -> Non
             best = min(best, _loss(s, r))
             ys.append(best if s.goal == "minimize" else -best)
         ax.step(range(1, len(ys) + 1), ys, where="post", label={"cmaes": "CMA-ES", "random": "random search"}[m])
+    if baseline is not None:
+        ax.axhline(baseline, color="grey", ls="--", lw=1, label="without the adversary")
     ax.set_xlabel("evaluations")
     ax.set_ylabel(f"best {s.metric} ({s.goal[:3]})")
     ax.grid(alpha=0.3)
@@ -566,7 +568,7 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
         f"{best['runs'][0]}.\n" + to_toml(scen))
     top = top_table(s, allrecs)
     top.to_csv(out / "top.csv", index=False)
-    _convergence(s, by_method, out / "convergence.png")
+    _convergence(s, by_method, baseline, out / "convergence.png")
     summary = {"baseline": baseline, "best": best, "metric": s.metric, "goal": s.goal,
                "evaluations": {m: len(r) for m, r in by_method.items()}}
     (out / "result.json").write_text(json.dumps(summary, indent=1))
