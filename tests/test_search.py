@@ -135,3 +135,28 @@ def test_tiny_shrew_search_finds_the_attack(tiny: tuple[Path, Path, dict]) -> No
     # docs/search.md). Asking for ≥ 40 % less than without the attacker is well past a fair share's 20 % and
     # below what 24 candidates found in every seed tried while writing this test.
     assert r["best"]["objective"] <= 0.6 * r["baseline"], (r["best"], r["baseline"])
+
+
+def test_loss_and_delay_adversaries_set_their_keys(tmp_path: Path) -> None:
+    text = TINY.replace("[budget]", "[[adversary]]\nkind = \"loss\"\nloss = [0.0, 0.05]\n"
+                                    "[[adversary]]\nkind = \"delay\"\ndelay = [\"0ms\", \"40ms\"]\n"
+                                    "key = \"topology.bottleneck.delay\"\n[budget]\nloss = 0.01")
+    s = search.load(_write(tmp_path, text))
+    vals = search.decode(s, [0.5, 0.5, 1.0, 1.0, 0.5])
+    # The loss bound is cut to the budget (0.01), so the top of the cube is 0.01; the delay's middle is 20 ms.
+    assert vals["adversary[1].loss"] == 0.01 and abs(vals["adversary[2].delay"] - 0.02) < 1e-12
+    scen = search.scenario_of(s, vals)
+    assert scen["topology"]["bottleneck"]["loss"] == 0.01 and scen["topology"]["bottleneck"]["delay"] == vals[
+        "adversary[2].delay"]
+    # One cbr source per burst, every period from 0 to the 25 s end of the run.
+    period = vals["adversary[0].period"]
+    assert len(scen["traffic"]) == len([k for k in range(1000) if k * period < 25])
+
+
+def test_metric_paths_and_ratios() -> None:
+    summ = {"flows": [{"goodput_bps": 6.0}, {"goodput_bps": 3.0}], "jain": 0.9, "links": [{"utilization": None}]}
+    assert search.metric_of(summ, "flows[1].goodput_bps") == 3.0
+    assert search.metric_of(summ, "flows[0].goodput_bps / flows[1].goodput_bps") == 2.0
+    assert search.metric_of(summ, "jain") == 0.9 and search.metric_of(summ, "links[0].utilization") is None
+    with pytest.raises(KeyError):
+        search.metric_of(summ, "flows[2].goodput_bps")
