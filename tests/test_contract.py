@@ -102,16 +102,17 @@ def test_a_panic_in_the_core_is_a_runtime_error(capfd):
     assert "panicked" not in capfd.readouterr().err
 
 
-def test_a_run_that_outgrows_its_estimate_stops_at_its_budget():
+def test_a_flooding_sender_is_refused_by_its_estimate():
     # MaxNet's sender without a MaxNet router paces at window/RTT (786 Gbit/s at 1 ms) into a 100 Mbit/s
-    # drop-tail queue: 80 M events per simulated second, far beyond its estimate. The simulator enforces
-    # the event budget itself. Before: no budget, a 100 s run took ~20 min.
+    # drop-tail queue: 80 M events per simulated second. Before: no budget, a 100 s run took ~20 min;
+    # then the running check stopped it; now the estimate foresees the flood (issue 28 §2.1) and refuses
+    # it before it starts. The running event check is tested in crates/cclab-sim/src/sim/budget.rs.
     d = scenario(topology={"bottleneck": {"rate": "100Mbps"}}, flows=[{"cc": "maxnet", "rtt": "1ms"}],
                  limits={"max_events": 5e6})
     t0 = time.monotonic()
     with pytest.raises(ScenarioError) as e:
         cclab.run(d, progress=False)
-    assert e.value.errors[0][0] == "limits.max_events" and "went over its budget" in str(e.value)
+    assert e.value.errors[0][0] == "limits.max_events" and "needs an estimated" in str(e.value)
     assert time.monotonic() - t0 < 10
 
 

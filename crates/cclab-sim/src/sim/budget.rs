@@ -330,6 +330,30 @@ mod tests {
     }
 
     #[test]
+    fn the_event_budget_stops_a_run() {
+        let mut sim = Simulation::new(&maxnet_flood(30.0, false)).expect("valid spec");
+        sim.budget = Budget {
+            max_events: 1_000_000,
+            ..Budget::default()
+        };
+        let r = sim.run(None);
+        let s = r.stopped.expect("stopped at the event budget");
+        assert_eq!(s.field, "limits.max_events");
+        assert!(
+            s.message.contains("raise [limits] max_events"),
+            "{}",
+            s.message
+        );
+        // Checked every 65,536 events: stopped at the first check past the budget.
+        assert!(
+            s.events > 1_000_000 && s.events <= 1_000_000 + 65_536,
+            "{}",
+            s.events
+        );
+        assert!(s.at_s < 30.0 && (r.measure[1] - s.at_s).abs() < 1e-9);
+    }
+
+    #[test]
     fn within_its_budget_the_check_changes_nothing() {
         let spec = maxnet_flood(2.0, true);
         let a = Simulation::new(&spec).unwrap().run(None);
