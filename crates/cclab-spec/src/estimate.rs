@@ -11,8 +11,8 @@ use serde::Serialize;
 // Calibrated on this machine (2026-11-24, peak RSS of `cclab.run` with and without writing results,
 // minus the interpreter's): ~4.4 KB per flow, ~520 B per time-series row with NewReno and ~1 KB with
 // Madison (one f64 per column, copied about four times between Rust, NumPy, pandas and Parquet), ~126 B
-// per packet in flight (slab entry, scoreboard, receiver), ~0.9 KB per trace record (it crosses into
-// Python as JSON); 2 events per packet per link, 3 with propagation delay, 4 per bottleneck data packet
+// per packet in flight (slab entry, scoreboard, receiver), ~0.9 KB per trace record when it crossed into
+// Python as JSON (now columns: 24-27 B, re-measured 2026-11-27, see TRACE_BYTES); 2 events per packet per link, 3 with propagation delay, 4 per bottleneck data packet
 // in a dumbbell (docs/performance.md), counted as 2.5 and 3.5 for retransmissions and timers. Each term is taken on the generous side: the estimate is a bound
 // to refuse runs by, not a prediction.
 
