@@ -738,6 +738,9 @@ def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], wo
     except ScenarioError as e:
         _fail(e)
         return
+    except se.RunFailed as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished runs are kept in {out}/runs; run the same command to resume", err=True)
         sys.exit(130)

@@ -67,6 +67,11 @@ _DEFAULT_KEY = {"loss": "topology.bottleneck.loss", "delay": "topology.bottlenec
 _OPTIONAL = {"bursts": {"start", "packet_size"}, "loss": {"key"}, "delay": {"key"}}
 
 
+class RunFailed(Exception):
+    """A candidate's run failed (an exception in the simulator, its worker dying twice): the search stops, its
+    finished runs kept (exit code 1, as a sweep's failed runs)."""
+
+
 @dataclass
 class Dim:
     """One coordinate of the search: adversary ``index``'s parameter ``name`` within [lo, hi] (SI units)."""
@@ -373,7 +378,7 @@ def _evaluate(s: Search, xs: list[list[float]], out: Path, workers: int, on_run:
         for p in pts:
             f = out / "runs" / p.id / "summary.json"
             if p.id in errors or not f.exists():
-                raise ScenarioError([(f"run {p.id}", f"failed: {errors.get(p.id, 'no summary.json')}")])
+                raise RunFailed(f"run {p.id} of candidate {vals} failed: {errors.get(p.id, 'no summary.json')}")
             try:
                 per.append(metric_of(load_summary(f), s.metric))
             except KeyError as e:
@@ -550,7 +555,7 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
     for p in base_pts:
         f = out / "runs" / p.id / "summary.json"
         if not f.exists():
-            raise ScenarioError([("scenario", f"the base scenario's run (seed {p.seed}) failed")])
+            raise RunFailed(f"the base scenario's run (seed {p.seed}, without the adversary) failed")
         try:
             base_vals.append(metric_of(load_summary(f), s.metric))
         except KeyError as e:
