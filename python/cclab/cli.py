@@ -720,8 +720,10 @@ def cluster_local(workers: Optional[int], threads: int, host: str, port: int, da
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="override the base scenario (the sweep's keys: flows[0].cc=cubic); repeatable")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
+@click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
 @_contract
-def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], workers: Optional[int]) -> None:
+def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], workers: Optional[int],
+               scheduler: Optional[str]) -> None:
     """Search for the adversary (bursts, loss, delay within a budget) that does the most harm; resumes where it
     stopped. Writes best.toml, top.csv, convergence.png and <method>/evaluations.jsonl. See docs/search.md."""
     from rich.progress import Progress
@@ -734,7 +736,8 @@ def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], wo
         total = se.expected_runs(se.load(search_file, parsed))
         with Progress(transient=True) as bar:
             task = bar.add_task("search", total=total)
-            r = se.run(search_file, out, parsed, workers=workers, on_run=lambda: bar.advance(task))
+            r = se.run(search_file, out, parsed, workers=workers, on_run=lambda: bar.advance(task),
+                       scheduler=scheduler)
     except ScenarioError as e:
         _fail(e)
         return

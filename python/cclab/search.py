@@ -346,7 +346,8 @@ def _ci95(xs: list[float]) -> float:
     return float(ci_halfwidth(math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1)), n))
 
 
-def _evaluate(s: Search, xs: list[list[float]], out: Path, workers: int, on_run: Callable[[], None]) -> list[dict]:
+def _evaluate(s: Search, xs: list[list[float]], out: Path, workers: int, on_run: Callable[[], None],
+              scheduler: Optional[str] = None) -> list[dict]:
     """Evaluates candidates ``xs`` (unit-cube points), each over ``s.seeds``, their runs in parallel through the
     executor (finished runs are skipped: a resumed search repeats none); one record per candidate."""
     from .results import load_summary
@@ -371,7 +372,10 @@ def _evaluate(s: Search, xs: list[list[float]], out: Path, workers: int, on_run:
             errors[t.key.id] = message
         on_run()
 
-    executor.run_local(unique, workers, settle)
+    if scheduler:
+        executor.run_dask(unique, scheduler, settle)
+    else:
+        executor.run_local(unique, workers, settle)
     recs = []
     for x, vals, pts in cands:
         per: list[Optional[float]] = []
@@ -404,7 +408,8 @@ def _write_jsonl(path: Path, recs: list[dict]) -> None:
     os.replace(tmp, path)
 
 
-def _run_method(s: Search, method: str, out: Path, workers: int, on_run: Callable[[], None]) -> list[dict]:
+def _run_method(s: Search, method: str, out: Path, workers: int, on_run: Callable[[], None],
+                scheduler: Optional[str] = None) -> list[dict]:
     """Every evaluation of ``method``, in order; ``OUT/<method>/evaluations.jsonl`` rewritten after each batch."""
     import numpy as np
 
@@ -422,7 +427,7 @@ def _run_method(s: Search, method: str, out: Path, workers: int, on_run: Callabl
         gen = 0
         while len(recs) < s.evaluations:  # whole generations: CMA-ES updates from a full population
             xs = [list(map(float, x)) for x in es.ask()]
-            batch = _evaluate(s, xs, out, workers, on_run)
+            batch = _evaluate(s, xs, out, workers, on_run, scheduler)
             es.tell([np.array(x) for x in xs], [_loss(s, r) for r in batch])
             for r in batch:
                 recs.append({"method": method, "n": len(recs), "generation": gen, **r})
@@ -435,7 +440,7 @@ def _run_method(s: Search, method: str, out: Path, workers: int, on_run: Callabl
         while len(recs) < s.evaluations:
             k = min(size, s.evaluations - len(recs))
             xs = [list(map(float, rng.random(n))) for _ in range(k)]
-            for r in _evaluate(s, xs, out, workers, on_run):
+            for r in _evaluate(s, xs, out, workers, on_run, scheduler):
                 recs.append({"method": method, "n": len(recs), "generation": gen, **r})
             gen += 1
             _write_jsonl(folder / "evaluations.jsonl", recs)
@@ -537,7 +542,7 @@ def top_table(s: Search, recs: list[dict]) -> Any:
 
 
 def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = None, workers: Optional[int] = None,
-        on_run: Callable[[], None] = lambda: None) -> dict:
+        on_run: Callable[[], None] = lambda: None, scheduler: Optional[str] = None) -> dict:
     """Runs the search in ``search_file`` into ``out`` (resuming: finished runs are reused); returns
     ``{"search", "evaluations" (per method), "best", "baseline", "top"}``. Writes ``OUT/<method>/evaluations.jsonl``,
     ``OUT/best.toml`` (the best candidate, an ordinary scenario with the first of the search's seeds),
@@ -550,7 +555,11 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
     (out / "search.json").write_text(json.dumps({"search": s.raw, "set": [list(x) for x in sets or []]}, indent=1))
     # The base scenario without the adversary, for comparison: the same seeds, runs of the same kind.
     base_pts = [sweep.Point(sweep._run_id(dict(s.base, seed=k), k), {}, k, dict(s.base, seed=k)) for k in s.seeds]
-    executor.run_local([sweep._task(p, out, False) for p in base_pts], w, lambda *a: None)
+    base_tasks = [sweep._task(p, out, False) for p in base_pts]
+    if scheduler:  # every run goes where the sweep's would: a Dask cluster's workers, or the local pool
+        executor.run_dask(base_tasks, scheduler, lambda *a: None)
+    else:
+        executor.run_local(base_tasks, w, lambda *a: None)
     base_vals = []
     for p in base_pts:
         f = out / "runs" / p.id / "summary.json"
@@ -562,7 +571,7 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
             raise _err("objective.metric", e.args[0]) from None
     got = [v for v in base_vals if v is not None]
     baseline = sum(got) / len(got) if got and len(got) == len(base_vals) else None
-    by_method = {m: _run_method(s, m, out, w, on_run) for m in s.methods}
+    by_method = {m: _run_method(s, m, out, w, on_run, scheduler) for m in s.methods}
     allrecs = [r for m in s.methods for r in by_method[m]]
     best = min(allrecs, key=lambda r: (_loss(s, r), r["method"], r["n"]))
     scen = scenario_of(s, best["values"])
