@@ -2,7 +2,8 @@
 NewReno flow while a raw socket sends the flow's sender an ICMP port unreachable that claims to come
 from the relay it sends to. Linux reports that on the sender's connected socket as ECONNREFUSED at its
 next send or receive; until 2026-11-27 a receive ended the sender thread (the red team measured goodput
-19.2 -> 0.13 Mbit/s, exit 0). Needs root (a raw socket) and the cclab-net binary; skips with the reason
+19.2 -> 0.13 Mbit/s, exit 0; this test against the binary from before the fix: warning "flow thread 1:
+Connection refused", goodput 3.00 Mbit/s over the 1-5 s window, no count). Needs root (a raw socket) and the cclab-net binary; skips with the reason
 otherwise. The forged-data half of the attack is tested in Rust (crates/cclab-net/tests/spoofed.rs)."""
 
 import json
