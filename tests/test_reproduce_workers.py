@@ -103,11 +103,12 @@ def test_a_sigkilled_reproduce_leaves_no_worker_and_resumes(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers, deadline = [], time.monotonic() + 120
     try:
-        # Killed mid-pool: workers exist, some runs are finished and one is under way (a .partial folder).
+        # Killed mid-pool: workers exist, some runs are finished and one is under way (its lock file: the
+        # driver holds it from handing the run to a worker until it has written the files the worker returned).
         while time.monotonic() < deadline and proc.poll() is None:
             workers = _children(proc.pid)
             runs = list((out / "L1").glob("*")) if (out / "L1").exists() else []
-            if workers and any(r.name.endswith(".partial") for r in runs) and \
+            if workers and any(r.name.endswith(".lock") for r in runs) and \
                     sum(r.is_dir() and "." not in r.name for r in runs) >= 2:
                 break
             time.sleep(0.05)
