@@ -695,8 +695,14 @@ def cluster_local(workers: Optional[int], threads: int, host: str, port: int, da
         c = LocalCluster(n_workers=n, threads_per_worker=threads, processes=True, host=host, scheduler_port=port,
                          dashboard_address=dashboard)
     except (OSError, RuntimeError) as e:  # the port in use, an address not of this machine
-        raise ScenarioError([("--port" if "port" in str(e).lower() or "in use" in str(e).lower() else "--host",
-                              f"cannot start a scheduler at {host}:{port}: {e}")]) from None
+        import errno
+
+        root: BaseException = e  # Dask wraps the socket's error ("Cluster failed to start") in RuntimeErrors
+        while (root.__cause__ or root.__context__) is not None and not isinstance(root, OSError):
+            root = root.__cause__ or root.__context__  # type: ignore[assignment]
+        in_use = isinstance(root, OSError) and root.errno == errno.EADDRINUSE
+        raise ScenarioError([("--port" if in_use else "--host",
+                              f"cannot start a scheduler at {host}:{port}: {root}")]) from None
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
