@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from sweepfile import base_toml
 
 import cclab
 from cclab import sweep as sw
@@ -24,22 +25,7 @@ from cclab import sweep as sw
 dask_distributed = pytest.importorskip("dask.distributed")
 
 BIN = Path(sys.executable).parent
-SWEEP = """seeds = {seeds}
-[base]
-name = "cl"
-duration = "0.5s"
-seed = 1
-[base.topology]
-kind = "dumbbell"
-[base.topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[base.flows]]
-cc = "newreno"
-rtt = "40ms"
-[grid]
-"flows[0].rtt" = ["20ms", "40ms"]
-"""
+SWEEP = "seeds = {seeds}\n" + base_toml("cl", "0.5s") + '[grid]\n"flows[0].rtt" = ["20ms", "40ms"]\n'
 
 # Loaded by every Python process of a worker (sitecustomize): logs "start|done <pid> <rtt> <seed>" around each
 # simulation into $CL_MARK, sleeps $CL_SLEEP s first (a run long enough to kill a worker inside it), and raises

@@ -15,25 +15,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sweepfile import base_toml
 
 from cclab import reproduce as rp, sweep as sw
 from cclab.cli import cli
 
-BASE = """
-[base]
-name = "hard"
-duration = "1.5s"
-seed = 1
-measure = ["0.5s", "1.5s"]
-[base.topology]
-kind = "dumbbell"
-[base.topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[base.flows]]
-cc = "newreno"
-rtt = "40ms"
-"""
+BASE = base_toml("hard", "1.5s", "0.5s")
 SWEEP = "seeds = 2\n" + BASE + '[grid]\n"topology.bottleneck.rate" = ["5Mbps", "10Mbps"]\n'
 
 

@@ -15,29 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from sweepfile import base_toml
 
 import cclab
 from cclab import sweep as sw
 from cclab.scenario import ScenarioError
 
-BASE = """
-[base]
-name = "sw"
-duration = "{dur}"
-seed = 1
-measure = ["0.5s", "{dur}"]
-[base.topology]
-kind = "dumbbell"
-[base.topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[base.flows]]
-cc = "newreno"
-rtt = "40ms"
-[[base.flows]]
-cc = "newreno"
-rtt = "80ms"
-"""
+BASE = base_toml("sw", "{dur}", "0.5s", ("40ms", "80ms"))
 
 
 def write(tmp_path, grid, seeds="2", dur="3s", name="s.toml"):

@@ -7,25 +7,12 @@ import sys
 
 import pandas as pd
 import pytest
+from sweepfile import base_toml
 
 from cclab import sweep as sw
 from cclab.scenario import ScenarioError
 
-BASE = """
-[base]
-name = "grid"
-duration = "1s"
-seed = 1
-measure = ["0.2s", "1s"]
-[base.topology]
-kind = "dumbbell"
-[base.topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[base.flows]]
-cc = "newreno"
-rtt = "40ms"
-"""
+BASE = base_toml("grid", "1s", "0.2s")
 
 
 def write(tmp_path, grid, seeds="1"):

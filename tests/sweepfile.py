@@ -1,0 +1,13 @@
+"""The small sweep file several test modules write: a `[base]` dumbbell (10 Mbit/s, BDP buffer) with one
+NewReno flow per RTT given, as TOML text. One definition, so a change to the sweep format is made once."""
+from typing import Optional
+
+
+def base_toml(name: str, duration: str, measure_from: Optional[str] = None, rtts: tuple[str, ...] = ("40ms",)) -> str:
+    """The `[base]` table (and its flows) of a sweep file; `measure_from` adds a measure window ending at
+    `duration`."""
+    measure = f'measure = ["{measure_from}", "{duration}"]\n' if measure_from else ""
+    flows = "".join(f'[[base.flows]]\ncc = "newreno"\nrtt = "{r}"\n' for r in rtts)
+    return (f'[base]\nname = "{name}"\nduration = "{duration}"\nseed = 1\n{measure}'
+            '[base.topology]\nkind = "dumbbell"\n[base.topology.bottleneck]\nrate = "10Mbps"\nbuffer = "BDP"\n'
+            + flows)
