@@ -5,7 +5,10 @@
 //! a closed port on 127.0.0.1, so the kernel itself answers every packet with a port unreachable, and
 //! the receiver comes up on that port 300 ms later.
 
-use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+mod common;
+use common::v4;
+
+use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -19,20 +22,7 @@ const PKTS: u64 = 2000;
 const PAYLOAD: u64 = 1440;
 
 fn flow() -> FlowSpec {
-    serde_json::from_str(&format!(
-        r#"{{"group":0,"cc":"newreno","path":[0],"ack_path":[1],"extra_delay_fwd":0,"extra_delay_rev":0,"rtt":0.04,
-        "start":0.0,"stop":null,"size":{},"transport":{{"mss":1448,"packet_size":1500,"initial_cwnd":10,
-        "delayed_ack":1,"delack_timeout":0.2,"min_rto":0.2,"sack":true}}}}"#,
-        PKTS * PAYLOAD
-    ))
-    .unwrap()
-}
-
-fn v4(s: &UdpSocket) -> SocketAddrV4 {
-    match s.local_addr().unwrap() {
-        SocketAddr::V4(a) => a,
-        a => panic!("{a}"),
-    }
+    common::newreno_flow(PKTS)
 }
 
 #[test]

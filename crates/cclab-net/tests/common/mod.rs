@@ -1,5 +1,8 @@
 //! Shared by the real-datapath integration tests.
 
+// Each test binary compiles this module and uses its own subset of it.
+#![allow(dead_code)]
+
 /// One BDP of `rate` and a round trip of two `owd` one-way delays, in 1500-byte packets (rounded up).
 pub fn bdp_pkts(rate: f64, owd: f64) -> u32 {
     (rate * 2.0 * owd / 8.0 / 1500.0).ceil() as u32
@@ -101,5 +104,25 @@ pub fn timing_bound(r: &cclab_net::report::RunResult, ok: bool, what: std::fmt::
         }
     } else {
         assert!(ok, "{what}");
+    }
+}
+
+/// A finite NewReno flow of `pkts` full payloads (1440 B) over a 40 ms path, as the endpoint tests that
+/// wire a sender to a receiver directly (no emulator) set it up.
+pub fn newreno_flow(pkts: u64) -> cclab_net::spec::FlowSpec {
+    serde_json::from_str(&format!(
+        r#"{{"group":0,"cc":"newreno","path":[0],"ack_path":[1],"extra_delay_fwd":0,"extra_delay_rev":0,"rtt":0.04,
+        "start":0.0,"stop":null,"size":{},"transport":{{"mss":1448,"packet_size":1500,"initial_cwnd":10,
+        "delayed_ack":1,"delack_timeout":0.2,"min_rto":0.2,"sack":true}}}}"#,
+        pkts * 1440
+    ))
+    .unwrap()
+}
+
+/// A bound UDP socket's IPv4 address.
+pub fn v4(s: &std::net::UdpSocket) -> std::net::SocketAddrV4 {
+    match s.local_addr().unwrap() {
+        std::net::SocketAddr::V4(a) => a,
+        a => panic!("{a}"),
     }
 }
