@@ -23,7 +23,8 @@ from typing import Any, Callable, Optional, Union
 from .. import executor, provenance
 from ..results import Result
 from ..runner import run as _run
-from ..scenario import as_scenario, tomllib  # tomli before Python 3.11
+from ..scenario import as_scenario
+from ..tomlfile import tomllib  # tomli before Python 3.11
 
 # Each variant's runs (one per seed), by variant name: what an experiment's claims are computed from.
 Runs = dict[str, list[Result]]
