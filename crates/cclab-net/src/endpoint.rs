@@ -216,7 +216,7 @@ fn wait(
 }
 
 /// The run-clock time an ACK stamped `ts` by the kernel (SO_TIMESTAMPNS, CLOCK_REALTIME ns) reached the
-/// socket, no earlier than `floor`; now when unstamped. DECISION (issue 28): a sender thread woken late
+/// socket, no earlier than `floor`; now when unstamped. DECISION: a sender thread woken late
 /// (other processes on its core: timer lateness p99 up to 6 ms measured) used to read a late batch of ACKs
 /// and hand them all to the machine at the same `now`. That compressed their spacing, so BBR's
 /// delivery-rate samples took the send rate (max of send and ACK intervals; in ProbeBW's 5/4 phase, 1.25
@@ -476,7 +476,7 @@ const ICMP_STREAK: u32 = 1000;
 
 /// [`sys::recv_meta`], but an ICMP error reported for the socket ([`icmp_reported`]) is counted in
 /// `probe.icmp_errors` and the next datagram read: it is a loss the transport recovers, and a forged
-/// one must not end the flow — returned as an error, it ended the sender thread (issue 28;
+/// one must not end the flow — returned as an error, it ended the sender thread (see
 /// `tests/port_unreachable.rs`, `tests/spoofed.rs`). recvmsg on a UDP socket returns none of these
 /// errors for a local reason.
 fn recv_counting(
@@ -616,7 +616,7 @@ impl ReceiverSetup {
         Ok(ReceiverSetup {
             sock,
             flow_id,
-            // Data whose tag does not verify under the flow's key is refused (issue 28 §2.3).
+            // Data whose tag does not verify under the flow's key is refused (docs/real-datapath.md, "What a hostile packet can and cannot do").
             cfg: Config {
                 data_key: Some(sys::data_key(flow_id)),
                 ..transport_config(f, None)

@@ -1,4 +1,4 @@
-//! An ICMP port unreachable at the sender (issue 28 §2 item 2): the sender's socket is connected, so
+//! An ICMP port unreachable at the sender: the sender's socket is connected, so
 //! the kernel reports an ICMP port unreachable for it as ECONNREFUSED on the socket's next send *or
 //! receive*. A spoofed ICMP message (or a receiver that is not up yet) must cost the flow at most the
 //! packets the report stands for, never the sender thread. Runs without root: the sender first sends to

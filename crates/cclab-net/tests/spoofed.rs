@@ -1,4 +1,4 @@
-//! The endpoints against an attacker that can forge its source address (issue 28 §2 items 2 and 3):
+//! The endpoints against an attacker that can forge its source address:
 //! one finite NewReno flow sender → receiver on 127.0.0.1 (no relay), while a raw socket sends packets
 //! that claim to come from the flow's own endpoints — in-window data segments "from the sender", and
 //! an ICMP port unreachable "from the receiver's host" about the sender's datagrams. The endpoints'

@@ -1,4 +1,4 @@
-//! The memory budget (issue 28 §2.1): the estimate covers the two runs that went past it
+//! The memory budget: the estimate covers the two runs that went past it
 //! (transfers offered far beyond a link's capacity; MaxNet's source without a MaxNet router, with a
 //! packet trace), and a run the estimate misjudges stops at its budget while running, with what it
 //! measured until then. (The running check's other terms are tested in `src/sim/budget.rs`.)

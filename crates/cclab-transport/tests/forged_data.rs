@@ -1,4 +1,4 @@
-//! Forged data inside the receive window (issue 28 §2 item 3): what it did without a data key, and that
+//! Forged data inside the receive window: what it did without a data key, and that
 //! with one (`Config::data_key`, the real datapath) it moves nothing the honest flow depends on. The
 //! harness is `common/world.rs` (an honest finite transfer on a virtual clock, FIFO link).
 //!
