@@ -2,6 +2,8 @@
 //! docs/real-datapath.md: 50 Mbit/s and 40 ms RTT → delivery rate within 1 %, idle RTT within 0.5 ms; 100 Mbit/s → median
 //! packet spacing within 5 µs of 120 µs). Needs root and /dev/net/tun; skips with the reason otherwise.
 
+mod common;
+
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -116,6 +118,24 @@ fn idle_rtt_matches_configured_delay() {
     assert_eq!(fin.emulator.counters(Dir::Fwd).queue_drops, 0);
 }
 
+/// [`blast`] on a machine that left it undisturbed (common::quiet_attempt: the emulator's write lateness
+/// and CPU pressure decide); None when every attempt was disturbed (the test then checks nothing and
+/// says so: under another process's load the 1 Gbit/s case delivered 20 407 of 83 000 packets with a
+/// write lateness p99 of 1 ms).
+fn quiet_blast(
+    rate: f64,
+    offered: f64,
+    ip_bytes: usize,
+    dur: Duration,
+    buffer: u32,
+) -> Option<(Vec<u64>, emulator::Finished)> {
+    common::quiet_attempt(|| {
+        let (ts, fin) = blast(rate, offered, ip_bytes, dur, buffer);
+        let late = fin.stats.late_p99_ns as f64 / 1e3;
+        ((ts, fin), vec![("emulator write", late)])
+    })
+}
+
 /// Sends `bytes`-sized IP packets from A to B for `dur` at `offered` bit/s; returns the kernel receive
 /// timestamps at B.
 fn blast(
@@ -207,7 +227,9 @@ fn delivery_rate_is_the_link_rate() {
     }
     let rate = 50e6;
     // offered 10 % above the link rate so the queue never drains; 1500-byte IP packets
-    let (ts, fin) = blast(rate, 55e6, 1500, Duration::from_millis(2000), 200);
+    let Some((ts, fin)) = quiet_blast(rate, 55e6, 1500, Duration::from_millis(2000), 200) else {
+        return;
+    };
     // Skip the first 0.2 s (the queue fills), measure between later arrivals.
     let t0 = ts[0];
     let w: Vec<u64> = ts
@@ -241,7 +263,9 @@ fn packet_spacing_at_100mbit() {
     if skip() {
         return;
     }
-    let (ts, fin) = blast(100e6, 110e6, 1500, Duration::from_millis(1000), 300);
+    let Some((ts, fin)) = quiet_blast(100e6, 110e6, 1500, Duration::from_millis(1000), 300) else {
+        return;
+    };
     let mut gaps: Vec<f64> = ts
         .windows(2)
         .skip(100)
@@ -267,7 +291,9 @@ fn packet_spacing_at_1gbit() {
     if skip() {
         return;
     }
-    let (ts, fin) = blast(1e9, 1.1e9, 1500, Duration::from_millis(1000), 2000);
+    let Some((ts, fin)) = quiet_blast(1e9, 1.1e9, 1500, Duration::from_millis(1000), 2000) else {
+        return;
+    };
     let mut gaps: Vec<f64> = ts
         .windows(2)
         .skip(2000)

@@ -2,6 +2,8 @@
 //! sender and a counting receiver): pacing by timerfd, RTT via timestamp echo, and malformed datagrams
 //! counted and dropped at both the emulator and the endpoint. Needs root and /dev/net/tun.
 
+mod common;
+
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,6 +25,9 @@ struct Paced {
     next: Nanos,
     seq: u64,
     rtts: Vec<Nanos>,
+    // How late each send was against its schedule: the sender thread's wake-up lateness, which the
+    // test reads to tell a disturbed machine from a slow endpoint.
+    late: Vec<Nanos>,
 }
 
 impl SenderMachine for Paced {
@@ -30,6 +35,7 @@ impl SenderMachine for Paced {
         if now < self.next {
             return None;
         }
+        self.late.push(now - self.next);
         // absolute schedule: a late wake-up sends at most what is due, the mean rate stays exact
         self.next += self.interval;
         self.seq += 1;
@@ -96,6 +102,28 @@ fn paced_flow_and_malformed_datagrams() {
         eprintln!("SKIPPED: {why}");
         return;
     }
+    // The RTT bound is a timing bound: under another process's load the median RTT was 43.7 ms against
+    // 40.64 ± 0.5. The attempt is repeated while the machine disturbs it (common::quiet_attempt), and
+    // the counts of refused datagrams, which do not depend on timing, are asserted on every attempt.
+    let Some((rate, want, med)) = common::quiet_attempt(paced_attempt) else {
+        return;
+    };
+    // The schedule is absolute, so the sent count is exact to ±1 packet: 1 % is two orders looser.
+    assert!(
+        (rate / want - 1.0).abs() < 0.01,
+        "delivered {rate} vs paced {want}"
+    );
+    // 40 ms propagation + 0.6 ms for a 1500-byte data packet and 0.04 ms for the 80-byte ACK, no queue
+    // (16 of 20 Mbit/s); wake-ups of the three threads add tens of µs.
+    assert!((med - 40.64).abs() < 0.5, "median RTT {med} ms");
+}
+
+/// Delivered rate, paced rate (bit/s) and median RTT (ms) of one attempt.
+type PacedTiming = (f64, f64, f64);
+
+/// One attempt of [`paced_flow_and_malformed_datagrams`]: asserts the counts, returns the timing
+/// checks to make if the machine left it undisturbed, with the lateness figures that decide it.
+fn paced_attempt() -> (PacedTiming, Vec<(&'static str, f64)>) {
     let hosts = Dumbbell::create().unwrap();
     let emu = Emulator::new(
         LinkConfig::droptail(20e6, 20 * NS_PER_MS, 100),
@@ -133,6 +161,7 @@ fn paced_flow_and_malformed_datagrams() {
                 next: clock.now() + 10 * NS_PER_MS,
                 seq: 0,
                 rtts: Vec::new(),
+                late: Vec::new(),
             };
             run_sender(
                 &mut m,
@@ -212,14 +241,6 @@ fn paced_flow_and_malformed_datagrams() {
         probe_rx.foreign.load(Ordering::Relaxed),
         fin.emulator.ingress.malformed
     );
-    // The schedule is absolute, so the sent count is exact to ±1 packet: 1 % is two orders looser.
-    assert!(
-        (rate / want - 1.0).abs() < 0.01,
-        "delivered {rate} vs paced {want}"
-    );
-    // 40 ms propagation + 0.6 ms for a 1500-byte data packet and 0.04 ms for the 80-byte ACK, no queue
-    // (16 of 20 Mbit/s); wake-ups of the three threads add tens of µs.
-    assert!((med - 40.64).abs() < 0.5, "median RTT {med} ms");
     assert_eq!(
         probe_rx.foreign.load(Ordering::Relaxed),
         15,
@@ -229,6 +250,14 @@ fn paced_flow_and_malformed_datagrams() {
     assert_eq!(fin.emulator.ingress.malformed, 5);
     assert_eq!(probe_tx.malformed.load(Ordering::Relaxed), 0);
     assert_eq!(probe_tx.foreign.load(Ordering::Relaxed), 0);
+    let mut late = sender.late.clone();
+    late.sort();
+    let sender_p99 = late[late.len() * 99 / 100] as f64 / 1e3;
+    let late_us = vec![
+        ("emulator write", fin.stats.late_p99_ns as f64 / 1e3),
+        ("sender wake-up", sender_p99),
+    ];
+    ((rate, want, med), late_us)
 }
 
 /// Counts data segments and remembers the largest forward field seen.
@@ -301,6 +330,7 @@ fn maxnet_prices_are_written_with_valid_checksums() {
                 next: clock.now(),
                 seq: 0,
                 rtts: Vec::new(),
+                late: Vec::new(),
             };
             run_sender(
                 &mut m,
