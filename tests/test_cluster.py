@@ -7,6 +7,7 @@ own process group, killed with it when a test ends. A worker "without the driver
 ``unshare --mount`` with a private tmpfs over /tmp, where pytest's folders (the driver's output) live."""
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -76,6 +77,7 @@ class Cluster:
 
     def __init__(self, tmp: Path):
         self.tmp = tmp
+        self.hidden = tmp.parent  # pytest's base folder: what an isolated worker must not see
         self.address = f"tcp://127.0.0.1:{_free_port()}"
         self.procs: list[subprocess.Popen] = []
         log = open(tmp / "scheduler.log", "w")
@@ -87,11 +89,15 @@ class Cluster:
         args = [str(BIN / "dask"), "worker", self.address, "--no-nanny", "--nthreads", "1", "--no-dashboard",
                 "--death-timeout", "60"]
         if isolated:
-            # A mount namespace of its own with a fresh tmpfs over /tmp: pytest's folders (the driver's output)
-            # are not there, and whatever the worker writes under /tmp stays in it.
+            # A mount namespace of its own with a fresh tmpfs over pytest's base folder (self.hidden), which
+            # holds every test's folder and so the driver's output; the worker's scratch space (TMPDIR) is
+            # inside that tmpfs, so whatever it writes stays there. Not a tmpfs over the whole /tmp: the
+            # checkout and its venv may live there (a fresh clone in /tmp/<dir> did, and the worker could
+            # not start).
+            h = shlex.quote(str(self.hidden))
             args = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-                    'mount -t tmpfs cclab-worker /tmp && mkdir /tmp/w && cd /tmp/w && exec "$@"', "sh",
-                    *args, "--local-directory", "/tmp/w"]
+                    f'mount -t tmpfs cclab-worker {h} && mkdir {h}/w && cd {h}/w && TMPDIR={h}/w exec "$@"',
+                    "sh", *args, "--local-directory", str(self.hidden / "w")]
         else:
             d = self.tmp / f"worker{len(self.procs)}"
             d.mkdir()
@@ -189,8 +195,9 @@ def test_a_worker_without_the_drivers_filesystem_returns_every_run(tmp_path, clu
     # (Not rp._finished: it also compares the git commit the worker recorded with this process's, and other
     # commits may land in this checkout between the two processes' start.)
     assert all(len(cclab.Result.load(where).summary["flows"]) >= 1 for _, where in jobs)
-    # The worker kept nothing: its /tmp holds only Dask's own folder, no run's scratch and no run's files.
-    seen = _ns(w.pid, "ls -A /tmp; find /tmp -name 'cclab-run-*' -o -name summary.json -o -name 'runs'").split()
+    # The worker kept nothing: its scratch tmpfs holds only Dask's own folder, no run's scratch and no run's files.
+    h = shlex.quote(str(cluster.hidden))
+    seen = _ns(w.pid, f"ls -A {h}; find {h} -name 'cclab-run-*' -o -name summary.json -o -name 'runs'").split()
     assert seen == ["w"], seen
 
 
