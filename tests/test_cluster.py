@@ -212,13 +212,19 @@ def test_a_worker_killed_mid_sweep_costs_no_run_and_duplicates_none(tmp_path, cl
                                "--scheduler", cluster.address], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)
     try:
-        # SIGKILL the first worker once it is inside a run (it sleeps 0.8 s there) and a run has landed.
-        victim, deadline = None, time.monotonic() + 60
+        # SIGKILL the first worker once a run has landed and it has started a run *after* that (it sleeps
+        # 0.8 s there, so the kill comes well inside it). Not merely "busy when a run landed": the two
+        # workers start together, so when the first run lands the other is at the end of its own, and a
+        # fresh clone's CI once killed it just after it had finished (nothing was cut).
+        victim, deadline, seen = None, time.monotonic() + 60, None
         while victim is None and time.monotonic() < deadline and driver.poll() is None:
             m = _marks(log)
-            busy = [pid for w, pid, *run in m if w == "start" and ("done", pid, *run) not in m]
-            if sw.finished(out) and workers[0].pid in busy:
-                victim = workers[0]
+            if seen is None and sw.finished(out):
+                seen = len(m)  # marks written before the first run landed
+            if seen is not None:
+                fresh = [run for w, pid, *run in m[seen:] if w == "start" and pid == workers[0].pid]
+                if any(("done", workers[0].pid, *run) not in m for run in fresh):
+                    victim = workers[0]
             time.sleep(0.02)
         assert victim is not None, "the sweep ended before a worker could be killed"
         os.kill(victim.pid, signal.SIGKILL)
