@@ -213,22 +213,32 @@ def in_folder(final: Path, work: Callable[[Path], T], finished: Callable[[Path],
         if finished(final):
             _remove(part)
             return None
+        placed, out = _fill_and_place(final, work)
+        return out if placed else None
+
+
+def _fill_and_place(final: Path, fill: Callable[[Path], T]) -> tuple[bool, T]:
+    """``fill(<final>.partial)`` into a fresh partial folder, then the partial folder renamed to ``final``
+    (replacing a stale or damaged run there): (True, what ``fill`` returned), or (False, …) when another
+    process finished ``final`` meanwhile without taking the lock (an older cclab). Raises what ``fill``
+    raises, the partial folder removed."""
+    part = partial_of(final)
+    try:
+        _remove(part)  # a killed process's leftover
+        part.mkdir()
+        out = fill(part)
+        _remove(final)  # a stale or damaged run that ``finished`` rejected
         try:
+            os.rename(part, final)
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
+                raise
             _remove(part)
-            part.mkdir()
-            out = work(part)
-            _remove(final)  # a stale or damaged run that ``finished`` rejected
-            try:
-                os.rename(part, final)
-            except OSError as e:  # finished meanwhile by a process that does not take the lock (an older cclab)
-                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
-                    raise
-                _remove(part)
-                return None
-            return out
-        except BaseException:
-            _remove(part)
-            raise
+            return False, out
+        return True, out
+    except BaseException:
+        _remove(part)
+        raise
 
 
 # --- Where a run is made and where it is kept -----------------------------------------------------------------
@@ -305,23 +315,8 @@ def commit(final: Path, files: Payload, finished: Callable[[Path], bool] = is_di
     if finished(final):
         _remove(partial_of(final))
         return "exists"
-    part = partial_of(final)
-    try:
-        _remove(part)  # a killed driver's leftover
-        part.mkdir()
-        unpack(files, part)
-        _remove(final)
-        try:
-            os.rename(part, final)
-        except OSError as e:  # finished meanwhile by a process that does not take the lock (an older cclab)
-            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
-                raise
-            _remove(part)
-            return "exists"
-        return "done"
-    except BaseException:
-        _remove(part)
-        raise
+    placed, _ = _fill_and_place(final, lambda part: unpack(files, part))
+    return "done" if placed else "exists"
 
 
 @dataclass(eq=False)
