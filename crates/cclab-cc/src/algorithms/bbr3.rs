@@ -3,6 +3,9 @@
 //! reader can follow the draft beside this file; docs/algorithms/bbr3.md has the equations, the
 //! constants and the DECISIONs.
 //!
+//! One file of ~1 000 lines of code on purpose: it follows the draft's pseudocode function by function,
+//! so that it reads beside the draft; split by state, one state machine would be scattered over files.
+//!
 //! What changed from v1 ([`super::bbr`]):
 //! * **A loss-aware model at two time scales.** The long-term bounds (`max_bw`, the max delivery rate
 //!   over the current and previous ProbeBW cycle, and `inflight_longterm`, the in-flight volume at which
