@@ -11,7 +11,7 @@
 //! | `set_state(CWR)` (ECN-Echo)          | `on_loss` with `ecn`                              |
 //! | `set_state(Loss)` (each RTO)         | `on_timeout` (`backoffs` from `icsk_backoff`)     |
 //! | `set_state(Open)` after Recovery     | `on_recovery_end`                                 |
-//! | `undo_cwnd`                          | `undo_timeout` (Linux undoes fast recovery too)   |
+//! | `undo_cwnd`                          | `undo_cwnd`                                       |
 //! | the algorithm's own timer            | `on_timer`, run by the controller                 |
 //!
 //! Linux owns reliability here (which packet to resend, SACK, RTO), so the algorithm sees Linux's
@@ -157,7 +157,7 @@ impl FlowAdapter {
                 } else {
                     e.ssthresh as f64
                 };
-                self.cc.undo_timeout(e.prior_cwnd as f64, ssthresh);
+                self.cc.undo_cwnd(e.prior_cwnd as f64, ssthresh);
             }
             _ => {}
         }

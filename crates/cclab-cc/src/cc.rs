@@ -203,11 +203,12 @@ pub trait CongestionControl: Send {
 
     fn on_recovery_end(&mut self, _now: Nanos) {}
 
-    /// The last retransmission timeout was spurious (the transport's Eifel detection, when
-    /// `[transport] rto_undo` is on): the data it declared lost had arrived. `prior_cwnd` and
-    /// `prior_ssthresh` are the window and threshold just before that RTO. Linux's `undo_cwnd`; the
-    /// default keeps the reduction (algorithms without an undo rule).
-    fn undo_timeout(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {}
+    /// A window reduction was spurious: the transport found that the data it declared lost had
+    /// arrived (a retransmission timeout found spurious by Eifel/F-RTO when `[transport] rto_undo` is
+    /// on, or a fast recovery found spurious by D-SACK or timestamps). `prior_cwnd` and
+    /// `prior_ssthresh` are the window and threshold just before that reduction. Linux's `undo_cwnd`
+    /// (`tcp_undo_cwnd_reduction`); the default keeps the reduction (algorithms without an undo rule).
+    fn undo_cwnd(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {}
 
     fn on_send(&mut self, _ctx: &mut SendCtx) {}
 

@@ -365,6 +365,8 @@ impl Repr {
                 acked_bytes: p.acked_bytes(),
                 echo_field: p.router_field(),
                 ece: p.ece(),
+                // D-SACK is not yet carried on the wire (one bit of BITS is free for it).
+                dsack: false,
             })
         };
         Ok(Repr {
@@ -474,6 +476,7 @@ mod tests {
                 acked_bytes: 1440,
                 echo_field: 0x123456,
                 ece: true,
+                dsack: false,
             }),
         }
     }

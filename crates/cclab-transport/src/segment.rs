@@ -55,6 +55,10 @@ pub struct AckSegment {
     pub echo_field: u32,
     /// ECN-Echo.
     pub ece: bool,
+    /// `sack[0]` is a D-SACK block (RFC 2883): it reports a segment received more than once, not new
+    /// data above the cumulative ACK. Set by a receiver that reports duplicates; a sender that
+    /// ignores D-SACK skips block 0 when this is set.
+    pub dsack: bool,
 }
 
 impl DataSegment {

@@ -677,7 +677,7 @@ impl Sender {
         self.stats.spurious_timeouts += 1;
         self.board.undo_rto_marks();
         self.recovery.undo_rto();
-        self.cc.undo_timeout(u.cwnd, u.ssthresh);
+        self.cc.undo_cwnd(u.cwnd, u.ssthresh);
     }
 
     /// The checks that drop an ACK whole, counting why (module doc, "Hostile ACKs"). An acceptable

@@ -965,7 +965,7 @@ impl CongestionControl for Bbr3 {
     }
 
     /// HandleSpuriousLossDetection (the transport's `rto_undo`).
-    fn undo_timeout(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {
+    fn undo_cwnd(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {
         self.in_recovery = false;
         self.restore_cwnd();
         self.is_loss_in_round = false;
@@ -1246,7 +1246,7 @@ mod tests {
         assert!(b.inflight_longterm().is_finite());
         assert_eq!(b.undo_state, Some(State::Startup));
         // A spurious-loss undo returns to Startup.
-        b.undo_timeout(0.0, 0.0);
+        b.undo_cwnd(0.0, 0.0);
         assert!(!b.full_bw_reached());
     }
 

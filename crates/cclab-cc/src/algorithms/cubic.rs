@@ -144,7 +144,7 @@ impl CongestionControl for Cubic {
         self.cwnd = self.ssthresh;
     }
 
-    fn undo_timeout(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
         reno_undo(
             &mut self.cwnd,
             &mut self.ssthresh,

@@ -75,7 +75,7 @@ impl CongestionControl for Reno {
     fn on_loss(&mut self, ev: &LossEvent) {
         reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
     }
-    fn undo_timeout(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
         reno_undo(
             &mut self.cwnd,
             &mut self.ssthresh,
