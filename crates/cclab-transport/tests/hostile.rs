@@ -102,6 +102,9 @@ fn ack() -> BoxedStrategy<AckSegment> {
                     acked_bytes,
                     echo_field,
                     ece,
+                    // Hostile ACKs claim D-SACK too; drawn from a bit already random (the strategy
+                    // tuple is at proptest's 12-element limit).
+                    dsack: acked_flags & 0x80 != 0,
                 }
             },
         )
