@@ -628,34 +628,46 @@ def test_unprivileged_user_gets_the_message_and_loopback_works(request):
     assert rel(f["goodput_bps"], 19.2e6) < 0.03, f["goodput_bps"]
 
 
+REV_FLOWS = [{"cc": "newreno", "rtt": "40ms", "start": ["0s", "0.5s"]},
+             {"cc": "newreno", "rtt": "40ms", "start": ["0s", "0.5s"], "reverse": True}]
+
+
+def _reverse_means(d, sim_seeds, real_runs):
+    """Per-flow mean goodputs (bit/s) of the simulator over `sim_seeds` and of `real_runs` quiet real
+    runs (the starts of seeds 1..n), with the real summaries."""
+    sims = [cclab.run(dict(d, seed=k), progress=False, plots=False).summary for k in sim_seeds]
+    sim = [sum(s["flows"][i]["goodput_bps"] for s in sims) / len(sims) for i in range(2)]
+    reals = [quiet(lambda k=k: net.run(dict(d, seed=k), progress=False).summary) for k in range(1, real_runs + 1)]
+    show("sim seed 1", sims[0]), show("real seed 1", reals[0])
+    got = [sum(s["flows"][i]["goodput_bps"] for s in reals) / len(reals) for i in range(2)]
+    print(f"means: sim over {len(sims)} seeds {sim[0] / 1e6:.2f} / {sim[1] / 1e6:.2f}, real over "
+          f"{len(reals)} runs {got[0] / 1e6:.2f} / {got[1] / 1e6:.2f} Mbit/s")
+    return sim, got, reals
+
+
 @needs_net
 def test_reverse_flows_on_the_real_datapath():
     # A forward and a reverse NewReno flow (data B -> A over link 1, where the forward flow's ACKs queue):
     # 20 Mbit/s, 40 ms, window 4-10 s, starts drawn in [0, 0.5] s. Each direction's data shares its link
-    # with the other flow's ACKs, so the split of the ~16 Mbit/s each flow gets depends on how the ACK
-    # bursts fall (with both flows started at 0 s, one simulated seed gave 15.3 / 17.1 and the real runs
-    # 14.2-16.3): the reference is the simulator's mean over five seeds, 16.5 / 16.4 Mbit/s. Measured
-    # real (2 runs, random starts): 15.5 / 16.2 and 17.2 / 16.6, queue 16-25 packets (sim 22). Hence 15 %
-    # per flow, the split's spread, and 10 % on the sum as in the one-way tests. Kernel TCP in the
-    # reverse direction runs too (cubic both ways: 18.6 / 18.9 Mbit/s).
-    flows = [{"cc": "newreno", "rtt": "40ms", "start": ["0s", "0.5s"]},
-             {"cc": "newreno", "rtt": "40ms", "start": ["0s", "0.5s"], "reverse": True}]
-    d = dumbbell("rev", flows, "20Mbps", 10, 4)
+    # with the other flow's ACKs, so the split of the ~33 Mbit/s the two get depends on how the ACK
+    # bursts fall, and it feeds itself: the flow that gets ahead queues more data in front of the other's
+    # ACKs, whose RTT then grows (two-way traffic's ACK compression). One simulated seed gave 15.3 / 17.1
+    # Mbit/s; 7 single real runs (2026-11-26) put the reverse flow at 12.5-17.3, and a fresh clone with one
+    # core kept busy (2026-11-27) had a 3-run mean of 13.1 for the forward flow, 22 % under the
+    # simulator's 16.8, in runs the machine left quiet by every measure (its RTT 61.8 ms against 51.8
+    # from the longer queue of the other direction's data, not from the hosts: host latency p50 -1.1 ms).
+    # So the split is a statistical property that 3 runs do not pin down: its 15 % check over 8 real runs
+    # is test_reverse_flows_split_over_runs (`make validate`). Here, what 3 runs do pin down: the sum
+    # (10 %, as in the one-way tests: it does not depend on the split), both directions carrying data (each
+    # flow's mean above 0.6 of the simulator's: the lowest 3-run mean seen was 0.78, and a broken
+    # direction gives 0), and the reverse data on link 1.
+    d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
     spec = cclab.Scenario.from_dict(d).to_spec(datapath="net")
     assert [(f["path"], f["ack_path"]) for f in spec["flows"]] == [([0], [1]), ([1], [0])]
-    sims = [cclab.run(dict(d, seed=k), progress=False, plots=False).summary for k in range(1, 6)]
-    sim = [sum(s["flows"][i]["goodput_bps"] for s in sims) / len(sims) for i in range(2)]
-    # The real side is a mean too, over three runs with the starts of seeds 1-3: one run's split is as
-    # noisy as one seed's (2026-11-26, 7 single runs: the reverse flow at 12.5-17.3 Mbit/s, 3 of them
-    # more than 15 % below the simulator's mean).
-    reals = [quiet(lambda k=k: net.run(dict(d, seed=k), progress=False).summary) for k in range(1, 4)]
-    show("sim seed 1", sims[0]), show("real seed 1", reals[0])
-    got = [sum(s["flows"][i]["goodput_bps"] for s in reals) / len(reals) for i in range(2)]
-    print(f"means: sim over 5 seeds {sim[0] / 1e6:.2f} / {sim[1] / 1e6:.2f}, real over 3 runs "
-          f"{got[0] / 1e6:.2f} / {got[1] / 1e6:.2f} Mbit/s")
-    for r, s in zip(got, sim):
-        assert rel(r, s) < 0.15, (got, sim)
+    sim, got, reals = _reverse_means(d, range(1, 6), 3)
     assert rel(sum(got), sum(sim)) < 0.10, (got, sim)
+    for r, s in zip(got, sim):
+        assert r > 0.6 * s, (got, sim)
     assert all(s["links"][1]["utilization"] > 0.7 for s in reals)  # the reverse flow's data crosses link 1
     k = [{"cc": "kernel:cubic", "rtt": "40ms", "reverse": True}]
     kr = quiet(lambda: net.run(dumbbell("krev", k, "20Mbps", 8, 3), progress=False).summary)
@@ -664,6 +676,19 @@ def test_reverse_flows_on_the_real_datapath():
     # Loopback mode relays one direction: refused with the field named.
     with pytest.raises(cclab.ScenarioError, match=r"flows\[1\]\.reverse"):
         net.validate(cclab.Scenario.from_dict(d, datapath="net"), loopback=True)
+
+
+@needs_net
+@pytest.mark.validate
+def test_reverse_flows_split_over_runs():
+    # test_reverse_flows_on_the_real_datapath's split (`make validate`, ~2.5 min): each flow's mean over 8
+    # quiet real runs within 15 % of the simulator's over 10 seeds. 15 % is the split's own spread
+    # (single runs 12.5-17.3 Mbit/s around 16.5); 8 runs bring the mean's standard error to about 3 %.
+    d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
+    sim, got, _ = _reverse_means(d, range(1, 11), 8)
+    for r, s in zip(got, sim):
+        assert rel(r, s) < 0.15, (got, sim)
+    assert rel(sum(got), sum(sim)) < 0.10, (got, sim)
 
 
 @needs_net
