@@ -9,7 +9,7 @@ CARGO_TEST := cargo test --release --workspace --exclude cclab-py --exclude ccla
 # Real-datapath tests measure timing on a 2-core machine: run them one at a time.
 NET_TEST := cargo test --release -p cclab-net -- --test-threads=1
 
-.PHONY: sysdeps testdeps browser run test setup build rust-test py-test validate bench lint stubtest clean fuzz fuzz-scenarios
+.PHONY: sysdeps testdeps browser run test setup build rust-test py-test validate bench lint stubtest clean fuzz fuzz-scenarios reproduce
 
 # Re-run when the pip line below changes too (the Makefile), so an existing .venv gets a new package.
 $(VENV)/.deps: pyproject.toml Makefile
@@ -73,6 +73,14 @@ py-test: build browser testdeps
 # (.ci/run, after `make test`), as it adds ~3 min to a ~12 min suite (docs/real-datapath.md, "Tests").
 validate: build testdeps
 	$(VENV)/bin/pytest -q -rs -m validate tests
+
+# Every paper's experiments at full size, in one run at one commit (~25 min on 2 idle cores; -j and
+# --scheduler as `cclab reproduce`): the HTML report and docs/reproduce.md's results section are
+# regenerated from that run, so the page states one commit. REPRODUCE_OUT keeps the runs (resumable).
+REPRODUCE_OUT ?= results/reproduce
+reproduce: build
+	$(VENV)/bin/cclab reproduce all --out $(REPRODUCE_OUT)
+	$(VENV)/bin/cclab report $(REPRODUCE_OUT) --markdown docs/reproduce.md
 
 # The compiled module against its stub python/cclab/_native.pyi (names, signatures, types): needs the build.
 stubtest: build
