@@ -4,6 +4,7 @@ installs): it loads with no script error and no network request, every figure ha
 experiment has its table with one row per claim, and the filter hides the claims that hold."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -69,13 +70,39 @@ def _chromium():
     return None
 
 
-def test_report_in_headless_chromium(folder):
+def _synthetic(root, exp_id, verdicts, measured):
+    """A reproduce.json beside the real ones: claims with the given verdicts and ``measured`` texts (which
+    may hold Python's "nan"/"inf", as a mean over no finite seed value prints)."""
+    where = root / exp_id
+    where.mkdir()
+    claims = [{"claim": f"claim {i}", "paper": "x", "measured": m, "criterion": "ratio ≤ inf", "verdict": v,
+               "holds": {"holds": True, "does not hold": False}.get(v), "seeds_held": [1, 2]}
+              for i, (v, m) in enumerate(zip(verdicts, measured))]
+    (where / "reproduce.json").write_text(json.dumps({
+        "id": exp_id, "paper": f"Paper of {exp_id}", "title": "synthetic", "scenario": "default.toml",
+        "quick": True, "seeds": [1, 2], "notes": "Mean nan over no seed.", "explanation": "| a | b |\n|---|---|\n| nan | -inf |",
+        "claims": claims, "runs": {"v": [{}]}}))
+
+
+def _failing(rep):
+    return any(rr._fails(c) for c in rep["claims"])
+
+
+def test_report_in_headless_chromium(folder, tmp_path):
     exe = _chromium()
     if exe is None:
         pytest.skip("no Chromium on this machine (`make test` installs Debian's chromium when run as root)")
     pw = pytest.importorskip("playwright.sync_api", reason="playwright is installed by `make setup`")
-    assert _cli("report", str(folder)).returncode == 0
-    url = (folder / "report.html").resolve().as_uri()
+    root = tmp_path / "r"
+    shutil.copytree(folder, root)
+    # Beside the real experiments: one whose every claim holds (the filter must hide it whole, its paper's
+    # heading and its summary row too) and one that fails; both carry non-finite values.
+    _synthetic(root, "X1", ["holds", "holds"], ["nan ± nan Mbit/s", "inf"])
+    _synthetic(root, "X2", ["holds", "does not hold"], ["1.0 ± 0.1", "-inf ms"])
+    assert _cli("report", str(root)).returncode == 0
+    reps = {r["id"]: r for _, r in rr.find(root)}
+    url = (root / "report.html").resolve().as_uri()
+    visible = "e => e.offsetParent !== null"
     with pw.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
         page = browser.new_page()
@@ -88,19 +115,57 @@ def test_report_in_headless_chromium(folder):
             "img", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width])")
         tables = dict(page.eval_on_selector_all(
             "section.experiment", "els => els.map(e => [e.id, e.querySelectorAll('table.claims tbody tr').length])"))
-        visible_yes = "els => els.filter(e => e.offsetParent !== null).length"
+        visible_yes = f"els => els.filter({visible}).length"
         shown = page.eval_on_selector_all("tr.yes", visible_yes)
+        text = page.evaluate("document.body.innerText")
+        titles = page.eval_on_selector_all(".nonfinite", "els => els.map(e => [e.textContent, e.title])")
+        captions = page.eval_on_selector_all("figcaption, caption", "els => els.map(e => e.textContent)")
+        # A phone's width: the page itself never scrolls sideways, and no table cell is squeezed below
+        # about one word (60 px holds a 7-letter word at the page's 15 px font) or has text spilling out.
+        page.set_viewport_size({"width": 400, "height": 800})
+        scroll_width = page.evaluate("document.scrollingElement.scrollWidth")
+        cells = page.eval_on_selector_all("td, th", f"""els => els.filter({visible}).map(e =>
+            [e.textContent.slice(0, 40), e.getBoundingClientRect().width, e.scrollWidth - e.clientWidth])""")
+        page.set_viewport_size({"width": 1280, "height": 800})
         page.check("#only-no")
         hidden = page.eval_on_selector_all("tr.yes", visible_yes)
+        sections = dict(page.eval_on_selector_all("section.experiment", f"""els => els.map(e => [e.id, {{
+            shown: e.offsetParent !== null,
+            parts: [...e.querySelectorAll('h3, p.notes, table.claims, thead')].map({visible}),
+            rows: [...e.querySelectorAll('table.claims tbody tr')].filter({visible}).map(r => r.className)}}])"""))
+        summary = dict(page.eval_on_selector_all(
+            "table.summary tbody tr", f"els => els.map(r => [r.querySelector('a').textContent, ({visible})(r)])"))
+        papers = dict(page.eval_on_selector_all(
+            "section.paper", f"els => els.map(s => [s.querySelector('h2').textContent, ({visible})(s)])"))
         browser.close()
     assert errors == [] and requests == []
     expected_figs = {name for x in IDS for name in (rp.experiments()[x.lower()].figures(
         rr._runs(folder / x, json.loads((folder / x / "reproduce.json").read_text()))) or {})}
     assert {a for a, *_ in imgs} == expected_figs and len(imgs) == len(expected_figs)
     assert all(w > 0 and h > 0 and shown_w > 0 for _, w, h, shown_w in imgs), imgs
-    for x in IDS:
-        assert tables[x] == len(json.loads((folder / x / "reproduce.json").read_text())["claims"])
+    for x, rep in reps.items():
+        assert tables[x] == len(rep["claims"])
     assert shown > 0 and hidden == 0
+    # No Python "nan"/"inf" reaches the reader: a dash or an infinity sign, each with a title saying so.
+    assert re.search(r"\b(nan|inf|infinity)\b", text, re.IGNORECASE) is None, re.findall(r".{30}\b(?:nan|inf)\b", text)
+    assert {t for t, _ in titles} == {"—", "∞", "−∞"} and all(title for _, title in titles), titles
+    # Captions are sentences.
+    assert captions and all(re.fullmatch(r"[A-Z].*\.", c, re.DOTALL) for c in captions), captions
+    assert scroll_width <= 400
+    narrow = [c for c in cells if c[1] < 60 or c[2] > 1]
+    assert cells and narrow == [], narrow
+    # The filter: an experiment without a failing claim is gone whole (heading, notes, table, header) with
+    # its summary row and, when its paper has no failing experiment, the paper's heading; one with a
+    # failing claim shows its table header and only its failing rows.
+    for x, rep in reps.items():
+        sec = sections[x]
+        if _failing(rep):
+            assert sec["shown"] and all(sec["parts"]) and summary[x], (x, sec)
+            assert sec["rows"] and all(r in ("no", "inconclusive") for r in sec["rows"]), (x, sec)
+        else:
+            assert not sec["shown"] and not any(sec["parts"]) and not summary[x], (x, sec)
+    assert not papers["Paper of X1"] and papers["Paper of X2"]
+    assert not all(_failing(r) for r in reps.values())  # the case of a hidden experiment is exercised
 
 
 # Text a shared results folder could carry, in every field the report shows (issue 28, section 2, item 9).

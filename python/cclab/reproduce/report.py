@@ -14,6 +14,7 @@ import base64
 import html
 import io
 import os
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -128,17 +129,29 @@ def figures(folder: Path, rep: dict) -> dict[str, bytes]:
 
 
 _CSS = """
-body{font:15px/1.45 system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+body{font:15px/1.45 system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;
+overflow-wrap:break-word}
 h1{font-size:1.6em} h2{border-bottom:2px solid #ccc;margin-top:2em} h3{margin-top:1.6em}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%;margin:.6em 0;font-size:.92em}
-th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left}
+caption{text-align:left;color:#666;font-size:.9em;padding:.2em 0}
+th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left;min-width:4.5em}
 th{background:#f3f3f3} tr.no td.verdict{background:#fde2e2;font-weight:600}
 tr.yes td.verdict{background:#e3f6e3} tr.none td.verdict{background:#eee}
 tr.inconclusive td.verdict{background:#fff3cd;font-weight:600}
 .notes{color:#555} .quick{color:#b00;font-weight:600}
-figure{margin:1em 0} figure img{max-width:100%;border:1px solid #eee}
+pre{overflow-x:auto}
+figure{margin:1em 0} figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#666;font-size:.85em} nav a{margin-right:.7em}
-body.only-no tr.yes,body.only-no tr.none{display:none}
+body.only-no tr.yes,body.only-no tr.none,body.only-no .all-hold{display:none}
+@media (max-width:600px){
+ body{margin:1em auto;padding:0 .6em}
+ table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:auto;min-width:0}
+ table.stack thead{display:none} table.stack caption{display:block}
+ table.stack tr{border:1px solid #ddd;margin:.6em 0}
+ table.stack td{border:none;border-top:1px solid #eee}
+ table.stack td::before{content:attr(data-label);display:block;color:#666;font-size:.85em}
+}
 """
 
 _SCRIPT = """
@@ -146,6 +159,31 @@ document.getElementById('only-no').addEventListener('change', function (e) {
   document.body.classList.toggle('only-no', e.target.checked);
 });
 """
+
+# A value that is no number ("nan", "inf", "-inf", as Python formats them) in text a reproduce.json
+# carries: shown as a dash or an infinity sign that says what it stands for, never as Python's word.
+_NONFINITE = re.compile(r"(?<![\w.])([-+]?)(nan|inf(?:inity)?)(?![\w])", re.IGNORECASE)
+
+
+def _finite(text: str) -> str:
+    """Escaped text with every non-finite value written for a reader (a span with a title)."""
+    def word(m: re.Match[str]) -> str:
+        if m.group(2).lower() == "nan":
+            return "<span class='nonfinite' title='no value: undefined for these runs (not a number)'>—</span>"
+        sign = "−" if m.group(1) == "-" else ""
+        return f"<span class='nonfinite' title='{sign and 'minus '}infinite'>{sign}∞</span>"
+
+    return _NONFINITE.sub(word, text)
+
+
+def _finite_html(markup: str) -> str:
+    """:func:`_finite` on the text between the tags of ``markup`` (attributes are left alone)."""
+    return re.sub(r">([^<]+)<", lambda m: f">{_finite(m.group(1))}<", markup)
+
+
+def _fails(c: dict) -> bool:
+    """A row the filter keeps: a claim that does not hold, or that the seeds could not settle."""
+    return verdict(c) in ("does not hold", "inconclusive")
 
 
 def _verdict(c: dict) -> tuple[str, str]:
@@ -160,7 +198,6 @@ def _md(text: str) -> str:
     with nothing live in it: raw HTML is shown as text (Python-Markdown's raw-HTML block and inline
     handlers are removed, so ``<script>`` is escaped like any other text), links keep only http(s)/mailto
     or relative targets, and images become their alt text (the page fetches nothing)."""
-    import re
     from xml.etree.ElementTree import Element
 
     import markdown
@@ -190,27 +227,61 @@ def _md(text: str) -> str:
     return markdown.markdown(text, extensions=["tables", Safe()])
 
 
+_CLAIM_COLUMNS = ("claim", "paper", "measured (mean ± 95 % CI over seeds)", "criterion", "verdict")
+
+
+def _table(cls: str, caption: str, columns: tuple[str, ...], rows: list[str]) -> str:
+    """A table in a horizontally scrolling box (a narrow screen scrolls the table, not the page); a
+    ``stack`` table shows each row as a card under 600 px, every cell headed by its column's name."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    return (f"<div class='scroll'><table class='{cls}'><caption>{html.escape(caption)}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _cells(columns: tuple[str, ...], cells: list[tuple[str, str]]) -> str:
+    """``<td>`` elements from (class, HTML) pairs, each labelled with its column for stacked rows."""
+    return "".join(f"<td data-label='{html.escape(col)}'{_class(cls)}>{_finite(text)}</td>"
+                   for col, (cls, text) in zip(columns, cells))
+
+
+def _class(cls: str) -> str:
+    """`` class='…'`` for a start tag ("" for no class)."""
+    return f" class='{html.escape(cls)}'" if cls else ""
+
+
 def _experiment(folder: Path, rep: dict, figs: dict[str, bytes]) -> str:
     e = html.escape
     rows = []
     for c in rep["claims"]:
         cls, text = _verdict(c)
-        rows.append(f"<tr class='{cls}'><td>{e(c['claim'])}</td><td>{e(c['paper'])}</td><td>{e(c['measured'])}</td>"
-                    f"<td>{e(c['criterion'])}</td><td class='verdict'>{e(text)}</td></tr>")
+        rows.append(f"<tr class='{cls}'>" + _cells(_CLAIM_COLUMNS, [
+            ("", e(c["claim"])), ("", e(c["paper"])), ("", e(c["measured"])), ("", e(c["criterion"])),
+            ("verdict", e(text))]) + "</tr>")
     quick = "<span class='quick'>QUICK run (a tenth of the duration): not the experiment's claims.</span> " \
         if rep.get("quick") else ""
+    # Captions are sentences: a capital letter first, a full stop last.
     fig_html = "".join(
         f"<figure><img alt='{e(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-        f"<figcaption>{e(rep['id'])}: {e(name)} (from the runs in {e(folder.name)}/)</figcaption></figure>"
-        for name, png in figs.items())
-    return (f"<section class='experiment' id='{e(rep['id'])}'><h3>{e(rep['id'])}: {e(rep['title'])}</h3>"
+        f"<figcaption>Figure {e(name)} of {e(rep['id'])}, drawn from the runs in {e(folder.name)}/.</figcaption>"
+        "</figure>" for name, png in figs.items())
+    explanation = ""
+    if rep.get("explanation"):
+        body = _finite_html(_md(rep["explanation"]))
+        body = body.replace("<table>", "<div class='scroll'><table>").replace("</table>", "</table></div>")
+        explanation = f"<div class='explanation'>{body}</div>"
+    # With "show only …" on, an experiment whose every claim holds (or is only reported) disappears whole:
+    # no heading, notes or table header is left standing without rows.
+    hide = "" if any(_fails(c) for c in rep["claims"]) else " all-hold"
+    caption = f"The claims of {rep['id']}, each with the verdict of its criterion over the seeds."
+    return (f"<section class='experiment{hide}' id='{e(rep['id'])}'><h3>{_finite(e(rep['id']) + ': ' + e(rep['title']))}</h3>"
             f"<p class='notes'>{quick}Scenario <code>{e(rep['scenario'])}</code>; {len(rep.get('seeds', []))} seeds"
             f"{e(_requested(rep))}; "
-            f"variants: {e(', '.join(rep['runs']))}. {e(rep.get('notes', ''))}</p>"
-            "<table class='claims'><thead><tr><th>claim</th><th>paper</th><th>measured (mean ± 95 % CI over seeds)</th>"
-            f"<th>criterion</th><th>verdict</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            + (f"<div class='explanation'>{_md(rep['explanation'])}</div>" if rep.get("explanation") else "")
-            + fig_html + "</section>")
+            f"variants: {e(', '.join(rep['runs']))}. {_finite(e(rep.get('notes', '')))}</p>"
+            + _table("claims stack", caption, _CLAIM_COLUMNS, rows)
+            + explanation + fig_html + "</section>")
+
+
+_SUMMARY_COLUMNS = ("experiment", "title", "claims that hold")
 
 
 def build_html(root: Path, progress: Callable[[str], None] = lambda s: None) -> str:
@@ -220,31 +291,38 @@ def build_html(root: Path, progress: Callable[[str], None] = lambda s: None) -> 
         raise FileNotFoundError(f"no reproduce.json in {root} or its subfolders (write them with "
                                 f"`cclab reproduce ... --out {root}`)")
     e = html.escape
-    papers: dict[str, list[str]] = {}
+    papers: dict[str, list[tuple[str, bool]]] = {}
     summary = []
     for folder, rep in found:
         progress(f"figures of {rep['id']}")
         figs = figures(folder, rep)
-        papers.setdefault(rep["paper"], []).append(
-            shaped(folder / "reproduce.json", "reproduce.json", partial(_experiment, folder, rep, figs)))
+        fails = any(_fails(c) for c in rep["claims"])
+        papers.setdefault(rep["paper"], []).append((
+            shaped(folder / "reproduce.json", "reproduce.json", partial(_experiment, folder, rep, figs)), fails))
         held = sum(1 for c in rep["claims"] if verdict(c) == "holds")
         judged = sum(1 for c in rep["claims"] if verdict(c) != "reported")
         unsure = sum(1 for c in rep["claims"] if verdict(c) == "inconclusive")
-        summary.append(f"<tr><td><a href='#{e(rep['id'])}'>{e(rep['id'])}</a></td><td>{e(rep['title'])}</td>"
-                       f"<td>{held} of {judged}" + (f" ({unsure} inconclusive)" if unsure else "") + "</td></tr>")
-    body = "".join(f"<h2>{e(p)}</h2>{''.join(secs)}" for p, secs in papers.items())
+        summary.append(f"<tr{'' if fails else _class('all-hold')}>" + _cells(_SUMMARY_COLUMNS, [
+            ("", f"<a href='#{e(rep['id'])}'>{e(rep['id'])}</a>"), ("", e(rep["title"])),
+            ("", f"{held} of {judged}" + (f" ({unsure} inconclusive)" if unsure else ""))]) + "</tr>")
+    # A paper whose experiments all hold loses its heading too when the filter is on.
+    body = "".join(f"<section class='paper{'' if any(f for _, f in secs) else ' all-hold'}'><h2>{_finite(e(p))}</h2>"
+                   f"{''.join(s for s, _ in secs)}</section>" for p, secs in papers.items())
     meta = _meta(found)
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>cclab: reproduction report</title>"
+    summary_table = _table("summary stack", "One row per experiment: how many of its judged claims hold.",
+                           _SUMMARY_COLUMNS, summary)
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            "<title>cclab: reproduction report</title>"
             f"<style>{_CSS}</style></head><body><h1>cclab: which claims of the five papers hold</h1>"
-            f"<p class='notes'>{e(meta)} Every number is measured from the runs in this folder: a mean with its "
+            f"<p class='notes'>{_finite(e(meta))} Every number is measured from the runs in this folder: a mean with its "
             "95 % confidence interval (Student t) over seeds; a verdict is yes when the interval clears the "
             "criterion, no when it fails it, inconclusive when it straddles it (a per-seed criterion: a sign "
             "test over the seeds); the count beside it says on how many seeds the criterion held on that seed's "
-            "own run, and which seeds made the row.</p>"
+            "own run, and which seeds made the row. A dash (—) is a value the runs did not define.</p>"
             "<label><input type='checkbox' id='only-no'> show only the claims that do not hold or are "
-            "inconclusive</label>"
-            "<table class='summary'><thead><tr><th>experiment</th><th>title</th><th>claims that hold</th></tr></thead>"
-            f"<tbody>{''.join(summary)}</tbody></table>{body}<script>{_SCRIPT}</script></body></html>")
+            "inconclusive (and the experiments that have any)</label>"
+            f"{summary_table}{body}<script>{_SCRIPT}</script></body></html>")
 
 
 def _meta(found: list[tuple[Path, dict]]) -> str:
