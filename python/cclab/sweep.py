@@ -39,8 +39,6 @@ the simulator is single-threaded and deterministic, so a run's result does not d
 """
 from __future__ import annotations
 
-import functools
-import hashlib
 import itertools
 import json
 import math
@@ -48,13 +46,12 @@ import os
 import re
 import shutil
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import executor, provenance, units
+from . import derived, executor, provenance, runs, units
 from .results import prepare_out
-from .scenario import Scenario, ScenarioError, parse_toml, read_text
+from .scenario import Scenario, ScenarioError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,86 +61,18 @@ MAX_RUNS = 100_000
 # Longest grid key (a path in the scenario, or linked paths "a, b").
 MAX_KEY = 1000
 
-_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[(?:\d+|\*)\])*)$")
-
-
-@dataclass
-class Point:
-    """One run of a sweep."""
-
-    id: str
-    values: dict[str, Any]  # grid key -> value
-    seed: int
-    scenario: dict
-
-
-def _set(d: Any, key: str, value: Any) -> None:
-    """Sets ``value`` at dotted path ``key`` (``a.b[2].c``, ``flows[*].cc``) in ``d``; raises KeyError
-    naming what is missing."""
-    steps: list[Any] = []
-    for part in key.split("."):
-        m = _STEP.match(part)
-        if not m:
-            raise KeyError(f"{part!r} is not a name or name[index]")
-        steps.append(m.group(1))
-        steps += [("*" if i == "*" else int(i)) for i in re.findall(r"\[(\d+|\*)\]", m.group(2))]
-
-    def walk(node: Any, rest: list[Any], done: str) -> None:
-        step, rest = rest[0], rest[1:]
-        if step == "*" or isinstance(step, int):
-            if not isinstance(node, list):
-                raise KeyError(f"{done} is not a list")
-            idx = range(len(node)) if step == "*" else [step]
-            for i in idx:
-                if i >= len(node):
-                    raise KeyError(f"{done} has {len(node)} entries, no [{i}]")
-                if rest:
-                    walk(node[i], rest, f"{done}[{i}]")
-                else:
-                    node[i] = value
-            return
-        if not isinstance(node, dict):
-            raise KeyError(f"{done} is not a table")
-        here = f"{done}.{step}" if done else step
-        if rest:
-            if step not in node:
-                # Creating a missing table is allowed (e.g. params = {...}); a missing list is not.
-                if isinstance(rest[0], str):
-                    node[step] = {}
-                else:
-                    raise KeyError(f"{here} is not in the scenario")
-            walk(node[step], rest, here)
-        else:
-            node[step] = value
-
-    walk(d, steps, "")
-
-
-def _run_id(scenario: dict, seed: int, version: Optional[str] = None) -> str:
-    """The run's id: a hash of its scenario, seed and the cclab version that runs it (``version``: None for
-    this cclab's; "" for none, the ids of sweeps written before versions were part of them)."""
-    v = provenance.version() if version is None else version
-    key: dict[str, Any] = {"scenario": scenario, "seed": seed}
-    if v:
-        key["cclab"] = v
-    blob = json.dumps(key, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def _read_toml(path: Path, field: str, what: str) -> dict:
-    """A TOML file as a dict, read as scenario files are (UTF-8, bounded size, bounded nesting); a
-    ScenarioError naming ``field`` and the file otherwise."""
-    try:
-        return parse_toml(read_text(path, what), str(path))
-    except ScenarioError as e:
-        raise ScenarioError([(f"{field} ({f})" if field else f, m) for f, m in e.errors]) from None
+# The run and key-path helpers live in cclab.runs (shared with `cclab search`).
+Point = runs.Point
+_set = runs.set_key
+_run_id = runs.run_id
+_read_toml = runs.read_toml
 
 
 def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
     """(base scenario, seeds, grid) from a sweep file; ScenarioError naming the field on bad input."""
     path = Path(path)
     data = _read_toml(path, "", "sweep file")
-    allowed = {"scenario", "base", "seeds", "grid"}
+    allowed = {"scenario", "base", "seeds", "grid", "metrics"}
     extra = sorted(set(data) - allowed)
     if extra:
         raise ScenarioError([(k, f"unknown sweep key; allowed: {', '.join(sorted(allowed))}") for k in extra])
@@ -184,7 +113,24 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
         runs *= len(v)
     if runs > MAX_RUNS:
         raise ScenarioError([("grid", f"{runs:,} runs (grid points × seeds); at most {MAX_RUNS:,} in one sweep")])
+    _metrics(data.get("metrics"), grid)  # checked with the rest of the file, before anything runs
     return base, seeds, grid
+
+
+# Columns of the table a derived metric may not be named as (goodput_mbps_flow<i> is refused by prefix).
+TABLE_COLUMNS = ("run", "seed", "wall_s", "goodput_mbps_reverse")
+
+
+def _metrics(raw: Any, grid: dict) -> list[derived.Metric]:
+    keys = tuple(x.strip() for k in grid for x in k.split(","))
+    return derived.parse_metrics(raw, reserved=(*HEADLINE, *TABLE_COLUMNS, *keys))
+
+
+def load_metrics(path: Path) -> list[derived.Metric]:
+    """The derived metrics (``[[metrics]]``) of a sweep file, checked (docs/sweep.md "Derived metrics")."""
+    data = _read_toml(Path(path), "", "sweep file")
+    grid = data.get("grid") if isinstance(data.get("grid"), dict) else {}
+    return _metrics(data.get("metrics"), grid)
 
 
 def _short(v: Any) -> str:
@@ -256,19 +202,8 @@ def expand(base: dict, seeds: list[int], grid: dict[str, list], validate: bool =
 _Lock = executor.Lock
 
 
-def _write_point(p: dict, plots: bool, part: Path) -> None:
-    """Writes run ``p`` (a Point as a dict) into folder ``part``: its results and its point.json."""
-    from .runner import run
-
-    res = run(p["scenario"], None, progress=False)
-    res.to_dir(part, plots=plots)
-    (part / "point.json").write_text(json.dumps(p, indent=1))
-
-
 def _task(p: Point, out: Path, plots: bool) -> executor.Task:
-    """Point ``p`` as a task of the shared executor: its folder is ``runs/<id>/`` (finished when it exists)."""
-    return executor.Task(out / "runs" / p.id, functools.partial(_write_point, json.loads(json.dumps(p.__dict__)),
-                                                                plots), key=p)
+    return runs.task(p, out, plots)
 
 
 # --- The sweep's side ---------------------------------------------------------------------------------------
@@ -302,6 +237,11 @@ def read_sweep_json(out: Path) -> Optional[dict]:
         why = "`grid` must be an object of lists"
     elif not isinstance(meta.get("cclab", ""), str):
         why = "`cclab` must be a version string"
+    else:
+        try:
+            _metrics(meta.get("metrics"), meta["grid"])
+        except ScenarioError as e:
+            why = f"`metrics`: {e}".replace("\n", "; ")
     if why:
         raise ScenarioError([(str(f), f"is not a sweep.json as cclab writes it: {why}; it may be truncated or edited")])
     return meta
@@ -321,10 +261,13 @@ def _sweep_ids(out: Path) -> list[str]:
                                                              f"does not apply to its base: {e}".replace("\n", "; "))]) from None
 
 
-def _row(d: Path) -> dict[str, Any]:
+def _row(d: Path, metrics: tuple[derived.Metric, ...] = ()) -> dict[str, Any]:
     """The table's row of the finished run in folder ``d`` from its point.json and summary.json; a
-    ScenarioError naming the file that is missing, not a regular file, or not of the form cclab writes."""
+    ScenarioError naming the file that is missing, not a regular file, or not of the form cclab writes.
+    ``goodput_mbps`` and ``jain`` are over the forward flows; reverse-direction flows (``reverse = true``)
+    have their own total, ``goodput_mbps_reverse``, when the run has any. ``metrics``: derived columns."""
     from .files import read_json
+    from .metrics import jain
     from .results import load_summary
 
     pf = d / "point.json"
@@ -338,8 +281,16 @@ def _row(d: Path) -> dict[str, Any]:
     nan = float("nan")
     num = lambda v: nan if v is None else float(v)  # null: a value the run could not measure
     link = s["links"][0]
+    scenario = p.get("scenario")
+    reverse = derived.reverse_flows(s, scenario=scenario if isinstance(scenario, dict) else None)
+    fwd = [f for f in s["flows"] if int(f["id"]) not in reverse]
     row: dict[str, Any] = {"run": d.name, **p["values"], "seed": p["seed"]}
-    row.update({"goodput_mbps": sum(num(f.get("goodput_bps")) for f in s["flows"]) / 1e6, "jain": num(s["jain"]),
+    row.update({"goodput_mbps": sum(num(f.get("goodput_bps")) for f in fwd) / 1e6,
+                **({"goodput_mbps_reverse": sum(num(f.get("goodput_bps")) for f in s["flows"]
+                                                if int(f["id"]) in reverse) / 1e6} if reverse else {}),
+                # Jain's index of the forward flows: the reverse ones send over another link (the reverse
+                # direction), so their goodput is no share of the forward bottleneck.
+                "jain": num(s["jain"]) if not reverse else jain([num(f.get("goodput_bps")) for f in fwd]),
                 **{k: num(link.get(k)) for k in ("utilization", "loss_rate", "drops", "mean_queue_pkts",
                                                  "p95_queue_delay_s")},
                 "wall_s": num((s.get("sim") or {}).get("wall_s"))})
@@ -347,19 +298,29 @@ def _row(d: Path) -> dict[str, Any]:
         row["drops"] = link["drops"]
     for f in s["flows"]:
         row[f"goodput_mbps_flow{f['id']}"] = num(f.get("goodput_bps")) / 1e6
+    for m in metrics:
+        row[m.name] = derived.evaluate(m, s, reverse)
     return row
 
 
-def table(out: Path, ids: Optional[list[str]] = None) -> pd.DataFrame:
+def table(out: Path, ids: Optional[list[str]] = None, metrics: Optional[list[derived.Metric]] = None) -> pd.DataFrame:
     """The results table of the sweep in ``out`` (pandas DataFrame): one row per finished run of that sweep (the
     grid of its ``sweep.json``, or the runs ``ids``), in grid order. Runs of an earlier, different sweep left in
     ``runs/`` are not in it. A run whose point.json or summary.json is damaged raises a ScenarioError naming the
-    file (a sweep run again redoes such a run: see :func:`run`)."""
+    file (a sweep run again redoes such a run: see :func:`run`). The derived metrics are ``metrics``, by
+    default those recorded in ``sweep.json``; their names are in ``attrs["derived"]``."""
     import pandas as pd
 
     have = finished(out)
-    rows = [_row(Path(out) / "runs" / rid) for rid in (_sweep_ids(Path(out)) if ids is None else ids) if rid in have]
-    return _numeric_grid(pd.DataFrame(rows))
+    if metrics is None:
+        meta = read_sweep_json(Path(out))
+        metrics = _metrics(meta.get("metrics"), meta["grid"]) if meta else []
+    rows = [_row(Path(out) / "runs" / rid, tuple(metrics))
+            for rid in (_sweep_ids(Path(out)) if ids is None else ids) if rid in have]
+    t = _numeric_grid(pd.DataFrame(rows))
+    t.attrs["derived"] = [m.name for m in metrics]
+    t.attrs["derived_labels"] = {m.name: m.words() for m in metrics}
+    return t
 
 
 # --- Grid values as numbers, spread over seeds --------------------------------------------------------------
@@ -459,7 +420,9 @@ def summarize(t: pd.DataFrame, metrics: Optional[list[str]] = None, by: Optional
 
     from .stats import spread
 
-    metrics = [m for m in (HEADLINE if metrics is None else metrics) if m in t]
+    if metrics is None:  # the headline metrics, the reverse flows' goodput and the derived metrics
+        metrics = [*HEADLINE, "goodput_mbps_reverse", *t.attrs.get("derived", [])]
+    metrics = [m for m in metrics if m in t]
     keys = grid_keys(t) if by is None else list(by)
     cols = [c for k in keys for c in (k, k + LABEL) if c in t]
     groups = list(t.groupby(cols, dropna=False, sort=True)) if cols else [((), t)]
@@ -519,7 +482,7 @@ def _replace(path: Path, write: Callable[[Path], Any]) -> None:
 _SWEEP_KEYS = ("base", "seeds", "grid")
 
 
-def _claim(out: Path, meta: dict, force: bool) -> list[str]:
+def _claim(out: Path, meta: dict, force: bool, metrics: Optional[list[dict]] = None) -> list[str]:
     """Records the sweep in ``out/sweep.json`` (with the cclab version and git commit running it). A folder
     holding a different sweep (another base scenario, grid or seeds) is refused with a ScenarioError unless
     ``force``; with ``force`` its tables are removed (they belong to the other sweep) and its runs stay in
@@ -531,7 +494,9 @@ def _claim(out: Path, meta: dict, force: bool) -> list[str]:
     f = out / "sweep.json"
     version, commit = provenance.version(), (provenance.git() or {}).get("commit")
     new = json.loads(json.dumps({k: meta[k] for k in _SWEEP_KEYS}))
-    record = dict(new, cclab=version, git=commit)
+    # The derived metrics are recorded (cclab plot and cclab.sweep.table compute them from it) but are
+    # not part of what makes a sweep: changing them recomputes the tables and reruns nothing.
+    record = dict(new, cclab=version, git=commit, **({"metrics": metrics} if metrics else {}))
     notes: list[str] = []
     old: Any = None
     full: Any = None
@@ -636,9 +601,11 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
     ``on_note`` receives what a resumed sweep should know (runs redone because they were made by another
     cclab version, or reused although made at another git commit); by default each is a warning."""
     base, seeds, grid = load(sweep_file)
+    metrics = load_metrics(sweep_file)
     points = _unique(expand(base, seeds, grid))
+    derived.check_applies(metrics, [p.scenario for p in points])
     out = prepare_out(out)
-    for note in _claim(out, {"base": base, "seeds": seeds, "grid": grid}, force):
+    for note in _claim(out, {"base": base, "seeds": seeds, "grid": grid}, force, [m.as_dict() for m in metrics]):
         if on_note is not None:
             on_note(note)
         else:
@@ -649,7 +616,7 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
     for p in points:  # a finished run whose files were damaged since is redone, not kept failing the table
         if p.id in done:
             try:
-                _row(out / "runs" / p.id)
+                _row(out / "runs" / p.id, tuple(metrics))
             except ScenarioError as e:
                 if _discard(out / "runs", p.id):
                     done.discard(p.id)
@@ -682,7 +649,7 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
                 failures[p.id] = {"run": p.id, "values": p.values, "seed": p.seed, "stderr": "",
                                   "error": f"it was reported finished but {out / 'runs' / p.id} is not there"}
     finally:
-        t = table(out, [p.id for p in points])
+        t = table(out, [p.id for p in points], metrics)
         for name, write in (("results.csv", lambda tmp: t.to_csv(tmp, index=False)),
                             ("results.parquet", lambda tmp: t.to_parquet(tmp, index=False)),
                             ("summary.csv", lambda tmp: summarize(t).to_csv(tmp, index=False))):
