@@ -1,5 +1,6 @@
 """The command line: ``cclab run``, ``cclab validate``, ``cclab schema``, ``cclab algorithms``, ``cclab reproduce``,
-``cclab sweep``, ``cclab search``, ``cclab plot`` (a sweep's figures), ``cclab net run|check``, ``cclab cluster local``.
+``cclab sweep``, ``cclab search``, ``cclab plot`` (a sweep's figures), ``cclab compare`` (runs side by side),
+``cclab net run|check``, ``cclab cluster local``.
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -127,6 +128,13 @@ def _default_out(name: str, suffix: str = "") -> Path:
     return out
 
 
+# The figures' format and style options, shared by the commands that draw a run's kind of figures.
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default="png", show_default=True,
+                       help="the figures' file format")
+_STYLE = click.option("--style", type=click.Choice(["screen", "paper", "paper2"]), default="screen", show_default=True,
+                      help="screen: notes and title; paper / paper2: one (3.5 in) / two (7 in) columns, no notes")
+
+
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="print the cclab version (and git commit when run from a checkout) and exit")
@@ -140,10 +148,8 @@ def cli() -> None:
 @click.option("--seed", type=int, default=None, help="override the scenario's seed")
 @click.option("--trace-packets", is_flag=True, help="also write a per-packet event log (trace.parquet)")
 @click.option("--no-plots", is_flag=True, help="skip the figures")
-@click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), default="png", show_default=True,
-              help="the figures' file format")
-@click.option("--style", type=click.Choice(["screen", "paper", "paper2"]), default="screen", show_default=True,
-              help="screen: notes and title; paper / paper2: one (3.5 in) / two (7 in) columns, no notes")
+@_FORMAT
+@_STYLE
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
 @_contract
@@ -459,9 +465,12 @@ def _print_sweep(t: pd.DataFrame) -> None:
         return
     s = sw.summarize(t)
     keys = [k for k in sw.grid_keys(t) if sw.labels(t, k).nunique(dropna=False) > 1]  # the grid keys that vary
-    cols = [("goodput_mbps", "goodput Mbit/s", 1.0), ("jain", "Jain", 1.0), ("utilization", "utilisation", 1.0),
+    cols = [("goodput_mbps", "forward goodput Mbit/s", 1.0), ("jain", "Jain", 1.0), ("utilization", "utilisation", 1.0),
             ("loss_rate", "loss rate", 1.0), ("mean_queue_pkts", "mean queue pkts", 1.0),
             ("p95_queue_delay_s", "p95 queue delay ms", 1e3)]
+    # Reverse-direction flows are not in the goodput column (the forward flows'): their own total follows.
+    cols[1:1] = [("goodput_mbps_reverse", "reverse goodput Mbit/s", 1.0)] if "goodput_mbps_reverse" in t else []
+    cols += [(m, m, 1.0) for m in t.attrs.get("derived", [])]  # the sweep file's [[metrics]]
     tab = Table(title="mean ± 95 % CI half-width over seeds (Student t; std in summary.csv)")
     for c in keys:
         tab.add_column(c, justify="right", overflow="fold")
@@ -530,6 +539,26 @@ def plot_cmd(sweep_dir: Path, settings: tuple[str, ...], file: Optional[Path], f
     click.echo("wrote " + ", ".join(str(p) for p in paths))
 
 
+@cli.command("compare")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--label", "-l", "labels", multiple=True, metavar="NAME",
+              help="a RUN's name in the legends and the table, once per RUN in order [each folder's name]")
+@click.option("--out", "-o", type=_OutPath(file_okay=False, path_type=Path),
+              help="folder for table.csv, table.json and the figures [results/compare]")
+@_FORMAT
+@_STYLE
+@_contract
+def compare_cmd(runs: tuple[Path, ...], labels: tuple[str, ...], out: Optional[Path], fmt: str, style: str) -> None:
+    """Overlay RUNs (folders of cclab run, cclab net run [--repeat], or a sweep) in one set of figures (rate,
+    cwnd, queue, throughput CDF, throughput vs delay) and one table: per run and flow group the mean over
+    flows with its 95 % CI, and over the runs that share a label (Student t). See docs/plots.md."""
+    from . import compare as cmp
+
+    t, paths = cmp.compare(list(runs), out or Path("results") / "compare", list(labels), fmt, style)
+    cmp.print_table(t)
+    click.echo("wrote " + ", ".join(str(p) for p in paths))
+
+
 @cli.group("net")
 def net_group() -> None:
     """The real datapath: real sockets through a userspace link emulator (root; docs/real-datapath.md)."""
@@ -544,9 +573,11 @@ def net_group() -> None:
 @click.option("--loopback", is_flag=True,
               help="no root: our transport on 127.0.0.1 through the emulator as a UDP relay (no kernel TCP)")
 @click.option("--verbose", "-v", is_flag=True, help="also print one row per flow")
+@click.option("--repeat", type=click.IntRange(min=1, max=1000), default=1, show_default=True,
+              help="N real runs one after another, into OUT/rep-<i>/, aggregated as `cclab compare` does into OUT")
 @_contract
 def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plots: bool, quiet: bool,
-                loopback: bool, verbose: bool) -> None:
+                loopback: bool, verbose: bool, repeat: int) -> None:
     """Run SCENARIO (TOML) on the real datapath, in real time, and write the same summary.json,
     timeseries.parquet and plots as `cclab run`. Flows may use cc = "kernel:cubic|reno|bbr" (Linux TCP) and
     cc = "bpf:<algorithm>" (Linux TCP steered by ours; docs/kernel-datapath.md), except with --loopback (no
@@ -562,6 +593,9 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         net.validate(sc, sc.to_spec(seed=seed, datapath="net"), loopback=loopback)
         out = out or _default_out(sc.name, "-net")
         prepare_out(out, "--out")
+        if repeat > 1:
+            _net_repeat(sc, out, seed, no_plots, quiet, loopback, repeat)
+            return
         res = net.run(sc, out, seed=seed, progress=not quiet, plots=not no_plots, loopback=loopback)
     except ScenarioError as e:
         _fail(e)
@@ -587,6 +621,41 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         # Stopped by a signal sent to cclab-net itself (SIGTERM): the result is partial.
         click.echo("interrupted: partial result (net.interrupted = true)", err=True)
         sys.exit(130)
+
+
+def _net_repeat(sc: Scenario, out: Path, seed: Optional[int], no_plots: bool, quiet: bool, loopback: bool,
+                repeat: int) -> None:
+    """``cclab net run --repeat N``: N real runs of the same scenario and seed into OUT/rep-<i>/, one after
+    another (a real run has the machine to itself), then their table and figures as `cclab compare OUT`
+    writes them. Exceptions are the caller's (the same handling as one real run)."""
+    import shutil
+
+    from . import compare as cmp, net
+    from .derived import reverse_flows
+
+    # OUT holds the repeated runs: an earlier single run's files or more rep-<i>/ of an earlier, longer
+    # repetition would be taken for part of this one by `cclab compare OUT`.
+    stale = [d for d in cmp.repeats(out) if int(d.name[4:]) > repeat]
+    stale += [out / n for n in ("summary.json", "timeseries.parquet", "spec.json", "trace.parquet") if (out / n).exists()]
+    for d in stale:
+        shutil.rmtree(d) if d.is_dir() else d.unlink()
+    if stale:
+        click.echo(f"note: removed from {out}: " + ", ".join(d.name for d in stale), err=True)
+    reps = []
+    for i in range(1, repeat + 1):
+        rep = out / f"rep-{i}"
+        res = net.run(sc, rep, seed=seed, progress=not quiet, plots=not no_plots, loopback=loopback)
+        s, back = res.summary, reverse_flows(res.summary, res.spec)
+        fwd = sum(f["goodput_bps"] or 0 for f in s["flows"] if f["id"] not in back)
+        click.echo(f"run {i}/{repeat}: forward goodput {fwd / 1e6:.2f} Mbit/s, "
+                   f"Jain {s['jain']:.3f}, utilisation {s['links'][0]['utilization']:.3f} -> {rep}")
+        if s["net"]["interrupted"]:
+            click.echo(f"interrupted: partial result (net.interrupted = true) in {rep}; no aggregate", err=True)
+            sys.exit(130)
+        reps.append(rep)
+    t, paths = cmp.write(cmp.collect(reps, [sc.name] * repeat), out, figures=not no_plots)
+    cmp.print_table(t)
+    click.echo("wrote " + ", ".join(str(p) for p in paths) + f" and rep-1 … rep-{repeat}/")
 
 
 @net_group.command("check")
