@@ -136,7 +136,8 @@ def test_metric_figure_has_mean_and_ci_error_bars(tiny):
         (x0, y0), (x1, y1) = seg
         assert x0 == x1 and (y1 - y0) / 2 == pytest.approx(r["goodput_mbps_ci95"])
         assert (y0 + y1) / 2 == pytest.approx(r["goodput_mbps_mean"])
-    assert ax.get_xlabel() == f"{KEY} (Mbit/s)" and "goodput" in ax.get_ylabel()
+    # the key in words (bottleneck rate), not its path in the scenario
+    assert ax.get_xlabel() == "bottleneck rate (Mbit/s)" and "goodput" in ax.get_ylabel()
     # queueing delay is drawn in ms
     fig = sp.metric_figure(t, KEY, "p95_queue_delay_s")
     line = fig.axes[0].containers[0].lines[0]
@@ -213,7 +214,7 @@ def test_linked_keys_add_no_lines_and_equal_runs_have_no_spread():
     t = sw._numeric_grid(pd.DataFrame(rows))
     ax = sp.metric_figure(t, "k", "goodput_mbps").axes[0]
     assert [c.get_label() for c in ax.containers] == ["3Mbps", "10Mbps"]
-    assert ax.get_legend().get_title().get_text() == KEY
+    assert ax.get_legend().get_title().get_text() == "bottleneck rate"
     ax = sp.metric_figure(t, KEY, "goodput_mbps", hue="k").axes[0]
     assert [c.get_label() for c in ax.containers] == ["0.25", "0.5"]
     ax = sp.throughput_delay_figure(t, hue="k").axes[0]

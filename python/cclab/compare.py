@@ -80,6 +80,7 @@ def repeats(folder: Path) -> list[Path]:
 def _sweep_runs(folder: Path, label: Optional[str]) -> list[tuple[Path, str, Optional[dict]]]:
     """A sweep folder's finished runs of its sweep, labelled by grid point."""
     from . import sweep as sw
+    from .plots.sweep import key_label
 
     t = sw.table(folder)
     if t.empty:
@@ -88,25 +89,11 @@ def _sweep_runs(folder: Path, label: Optional[str]) -> list[tuple[Path, str, Opt
     head = label or folder.name
     out = []
     for i, rid in enumerate(t["run"]):
-        point = ", ".join(f"{key_words(k)} = {sw.labels(t, k).iloc[i]}" for k in keys)
+        point = ", ".join(f"{key_label(k)} = {sw.labels(t, k).iloc[i]}" for k in keys)
         d = folder / "runs" / str(rid)
         p = json.loads((d / "point.json").read_text())
         out.append((d, f"{head}: {point}" if point else head, p.get("scenario")))
     return out
-
-
-def key_words(key: str) -> str:
-    """A scenario key path said in words for a label or an axis: ``flows[1].params.k`` → ``k of flow 1``,
-    ``flows[*].rtt`` → ``rtt of every flow``, ``topology.bottleneck.rate`` → ``bottleneck rate``."""
-    m = re.fullmatch(r"flows\[(\d+|\*)\]\.(?:params\.|transport\.)?(.+)", key)
-    if m:
-        who = "every flow" if m.group(1) == "*" else f"flow {m.group(1)}"
-        what = "algorithm" if m.group(2) == "cc" else m.group(2)
-        return f"{what} of {who}"
-    m = re.fullmatch(r"topology\.(\w+)\.(\w+)", key)
-    if m:
-        return f"{m.group(1)} {m.group(2)}"
-    return key.split(".", 1)[-1] if key.startswith(("transport.", "topology.")) else key
 
 
 def collect(args: Sequence[Union[str, Path]], labels: Optional[Sequence[str]] = None) -> list[Run]:

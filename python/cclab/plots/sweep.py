@@ -34,7 +34,8 @@ from ._style import cc_colors, cc_markers, legend_outside, new_figure, note, tit
 
 # How a metric column of the table is labelled and scaled on an axis.
 METRICS: dict[str, tuple[str, float]] = {
-    "goodput_mbps": ("goodput, all flows (Mbit/s)", 1.0),
+    "goodput_mbps": ("goodput, forward flows (Mbit/s)", 1.0),
+    "goodput_mbps_reverse": ("goodput, reverse-direction flows (Mbit/s)", 1.0),
     "jain": ("Jain's fairness index", 1.0),
     "utilization": ("utilisation of link 0", 1.0),
     "loss_rate": ("loss rate of link 0", 1.0),
@@ -46,14 +47,33 @@ METRICS: dict[str, tuple[str, float]] = {
 _FLOW = re.compile(r"goodput_mbps_flow(\d+)$")
 
 
-def metric_label(m: str) -> tuple[str, float]:
-    """(axis label, scale) of a table column."""
+def metric_label(m: str, t: Optional[pd.DataFrame] = None) -> tuple[str, float]:
+    """(axis label, scale) of a table column (a derived metric of table ``t``: its label or definition)."""
     if m in METRICS:
         return METRICS[m]
     f = _FLOW.match(m)
     if f:
         return (f"goodput of flow {f.group(1)} (Mbit/s)", 1.0)
-    return (m, 1.0)
+    words = (t.attrs.get("derived_labels") or {}).get(m) if t is not None else None
+    return (f"{m}: {words}" if words and words != m else m, 1.0)
+
+
+def key_label(key: str) -> str:
+    """A grid key said in words for axes and legends: ``flows[1].params.k`` → ``k of flow 1`` (the
+    scenario's ``[[flows]]`` entry 1), ``flows[*].rtt`` → ``rtt of every flow``, ``flows[0].cc`` →
+    ``algorithm of flow 0``, ``topology.bottleneck.rate`` → ``bottleneck rate``; other keys as written."""
+    m = re.fullmatch(r"flows\[(\d+|\*)\]\.(?:params\.|transport\.)?([\w.]+)", key)
+    if m:
+        who = "every flow" if m.group(1) == "*" else f"flow {m.group(1)}"
+        return f"{'algorithm' if m.group(2) == 'cc' else m.group(2)} of {who}"
+    m = re.fullmatch(r"topology\.(\w+)\.(\w+)", key)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    return key[len("transport."):] if key.startswith("transport.") else key
+
+
+def _keys_label(keys: list[str]) -> str:
+    return ", ".join(key_label(k) for k in keys)
 
 
 def display_unit(unit: Optional[str], values: np.ndarray) -> tuple[float, str]:
@@ -172,14 +192,14 @@ def metric_figure(t: pd.DataFrame, x: str, y: str = "goodput_mbps", hue: Optiona
     line_keys = _independent(t, [x], ([hue] if hue else []) + [k for k in varying(t) if k not in (x, hue)])
     lines = _groups(t, line_keys)
     colors, markers = cc_colors([lab for lab, _ in lines]), cc_markers([lab for lab, _ in lines])
-    ylabel, yscale = metric_label(y)
+    ylabel, yscale = metric_label(y, t)
     numeric = pd.api.types.is_numeric_dtype(t[x])
     unit = sw.grid_unit(t, x)
     xscale, xunit = display_unit(unit, t[x].to_numpy(dtype=float)) if numeric else (1.0, "")
     cats = list(dict.fromkeys(sw.labels(t, x).astype(str))) if not numeric else []
 
     fig, (ax,) = new_figure(height=4.4)
-    title(fig, f"{name + ': ' if name else ''}{ylabel.split(' (')[0]} vs {x} (mean ± 95 % CI over seeds)")
+    title(fig, f"{name + ': ' if name else ''}{ylabel.split(' (')[0]} vs {key_label(x)} (mean ± 95 % CI over seeds)")
     handles = []
     n_seen: list[int] = []
     for lab, rows in lines:
@@ -194,18 +214,18 @@ def metric_figure(t: pd.DataFrame, x: str, y: str = "goodput_mbps", hue: Optiona
                            capsize=3.5, elinewidth=1.1, label=lab)
         cont.lines[0].set_gid(f"line:{lab}")
         handles.append(cont)
-    ax.set_xlabel(f"{x} ({xunit})" if xunit else x)
+    ax.set_xlabel(f"{key_label(x)} ({xunit})" if xunit else key_label(x))
     ax.set_ylabel(ylabel)
     if not numeric:
         ax.set_xticks(range(len(cats)), cats)
         ax.set_xlim(-0.5, len(cats) - 0.5)
     ax.grid(True, alpha=0.3)
-    legend_outside(ax, handles, title=_wrap(", ".join(line_keys)) if line_keys else None)
+    legend_outside(ax, handles, title=_wrap(_keys_label(line_keys)) if line_keys else None)
     note(fig, [
         f"Marker: the mean over seeds at one grid point ({_span(n_seen)} runs each). Bar: "
         "the 95 % confidence interval of that mean, ± t(0.975, n − 1) · std / √n (Student t; none with one "
         "seed). Numbers in summary.csv.",
-        (f"One line per value of {', '.join(line_keys)}: grid points are never pooled." if line_keys else ""),
+        (f"One line per value of {_keys_label(line_keys)}: grid points are never pooled." if line_keys else ""),
         (f"x: the grid values ({', '.join(cats if not numeric else [])}) in grid order." if not numeric else
          (f"x: the grid values converted from their units to {xunit}." if unit else "")),
     ])
@@ -268,24 +288,24 @@ def throughput_delay_figure(t: pd.DataFrame, hue: Optional[str] = None, name: st
             set_(lo - need / 2, hi + need / 2)
     ax.invert_xaxis()  # low delay on the right: better is up and to the right
     ax.set_xlabel("95th-percentile queueing delay of link 0 (ms)  ← worse")
-    ax.set_ylabel("goodput, all flows (Mbit/s)")
+    ax.set_ylabel("goodput, forward flows (Mbit/s)")
     ax.grid(True, alpha=0.3)
     handles: list[Any] = [Line2D([], [], ls="", marker="o", markersize=8, markerfacecolor=colors[lab],
                                  markeredgecolor="black", label=lab) for lab in colour_groups]
     if marker_groups:
-        handles.append(Line2D([], [], ls="", label=_wrap(", ".join(others) + ":")))
+        handles.append(Line2D([], [], ls="", label=_wrap(_keys_label(others) + ":")))
         handles += [Line2D([], [], ls="", marker=markers[lab], markersize=7, color="0.4", label=lab)
                     for lab in marker_groups]
-    legend_outside(ax, handles, title=_wrap(hue) if hue else None)
+    legend_outside(ax, handles, title=_wrap(key_label(hue)) if hue else None)
     v = varying(t)
     n = t.groupby(v).size() if v else pd.Series([len(t)])
     note(fig, [
-        "Small: one run (seed): its goodput over the measurement window and link 0's 95th-percentile "
+        "Small: one run (seed): its forward flows' goodput over the measurement window and link 0's 95th-percentile "
         "queueing delay (summary.json). Large, outlined: the mean over seeds of one grid point.",
         "Ellipse: one standard deviation of that grid point's runs (their covariance, ddof 1), as Pantheon "
         "draws it: the spread of single runs, not a confidence region of the mean "
         f"({_span(n)} runs per point; no ellipse below 2).",
-        "Colour: " + (hue or "one group") + (f"; marker: {', '.join(others)}." if others else ".")
+        "Colour: " + (key_label(hue) if hue else "one group") + (f"; marker: {_keys_label(others)}." if others else ".")
         + " Better is up and to the right.",
     ])
     return fig
