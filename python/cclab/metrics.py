@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # pandas only in annotations: importing it costs ~0.2 s (docs/performance.md)
+    import pandas as pd
 
 
 def jain(x: ArrayLike) -> float:

@@ -15,48 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
-import pandas as pd
 
+# The tables' column names are defined in columns.py, beside the pandas-free path that builds the tables.
+from .columns import FLOW_COLUMNS, INT_COLUMNS, LINK_COLUMNS, STATE_SEP, TIMESERIES_COLUMNS, Columns, to_frame, write_timeseries
 from .metrics import jain
 from .traces import OPPORTUNITY_BYTES, opportunities_before
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
-# The columns every flows table has, in this order (docs/scenario.md documents each): the row's key, who
-# the flow is (algorithm, group, configured base RTT), then the transport's state and counters. The
-# algorithm's own state follows, prefixed by the algorithm (``fast.q``), in name order.
-FLOW_COLUMNS = (
-    "t", "flow", "cc", "group", "rtt",
-    "cwnd", "rate_bps", "srtt", "min_rtt", "in_flight", "ssthresh", "pacing_bps", "delivered_bytes",
-    "sent_bytes", "retransmits", "timeouts",
-)
-# Likewise for links: the key, the queue discipline's name, the queue and counters; then the queue
-# discipline's state prefixed by its name (``red.avg``).
-LINK_COLUMNS = (
-    "t", "link", "queue",
-    "queue_pkts", "queue_bytes", "rate_bps", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
-    "departures", "sojourn_s",
-)
-# The leading columns of timeseries.parquet, in this order; the algorithms' and queue disciplines' state
-# columns follow in name order (so each algorithm's columns sit together).
-TIMESERIES_COLUMNS = (
-    "kind", "id", "t", "cc", "group", "rtt",
-    # flows
-    "cwnd", "rate_bps", "srtt", "min_rtt", "in_flight", "ssthresh", "pacing_bps", "delivered_bytes",
-    "sent_bytes", "retransmits", "timeouts",
-    # links
-    "queue", "queue_pkts", "queue_bytes", "utilization", "drops", "marks", "random_losses", "arrivals", "tx_bytes",
-    "departures", "sojourn_s",
-)
-# Counts: int64 in the flows and links tables (nullable Int64 where a value is unknown, e.g. kernel TCP's
-# timeouts on the real datapath, and in timeseries.parquet, where a flow row has no link counters).
-INT_COLUMNS = frozenset({
-    "group", "in_flight", "delivered_bytes", "sent_bytes", "retransmits", "timeouts",
-    "queue_pkts", "queue_bytes", "drops", "marks", "random_losses", "arrivals", "tx_bytes", "departures",
-})
-# Between an algorithm's (or queue discipline's) name and its state key: ``fast.q``, ``red.avg``.
-STATE_SEP = "."
+# pandas is imported where a DataFrame is made, not here: it costs ~0.2 s, and a run that only writes its
+# files never makes one (python/cclab/columns.py).
+
 # The leading columns of Result.flow_summary; the other per-flow keys of summary.json follow in name order.
 FLOW_SUMMARY_FIRST = ("id", "cc", "group", "rtt", "goodput_bps", "share")
 # The figures Result.plot draws, by kind (python/cclab/plots: ``<kind>.png``).
@@ -175,13 +146,35 @@ class Result:
     :meth:`load` reads a results folder (:meth:`to_dir`) back; :meth:`plot` draws one figure.
     """
 
-    def __init__(self, summary: dict, flows: pd.DataFrame, links: pd.DataFrame, spec: dict,
-                 trace: Optional[pd.DataFrame] = None):
+    def __init__(self, summary: dict, flows: Union[pd.DataFrame, Columns], links: Union[pd.DataFrame, Columns],
+                 spec: dict, trace: Optional[pd.DataFrame] = None):
+        # ``flows`` and ``links`` may come as NumPy columns (python/cclab/columns.py): they become
+        # DataFrames when first read, so a run that only writes its files never imports pandas.
+        self._flows = flows
+        self._links = links
         self.summary = summary
-        self.flows = flows
-        self.links = links
         self.spec = spec
         self.trace = trace
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        if isinstance(self._flows, dict):
+            self._flows = to_frame(self._flows)
+        return self._flows
+
+    @flows.setter
+    def flows(self, value: pd.DataFrame) -> None:
+        self._flows = value
+
+    @property
+    def links(self) -> pd.DataFrame:
+        if isinstance(self._links, dict):
+            self._links = to_frame(self._links)
+        return self._links
+
+    @links.setter
+    def links(self, value: pd.DataFrame) -> None:
+        self._links = value
 
     @property
     def flow_summary(self) -> pd.DataFrame:
@@ -197,6 +190,8 @@ class Result:
         disciplines' state columns in name order; NaN (nullable integers: <NA>) where a row has no
         value. Counters are nullable Int64, so a flow row's missing link counters do not make them
         floats."""
+        import pandas as pd
+
         f = _nullable(self.flows.assign(kind="flow").rename(columns={"flow": "id"}))
         l = _nullable(self.links.assign(kind="link").rename(columns={"link": "id"}))
         parts = [p for p in (f, l) if not p.empty]
@@ -223,7 +218,10 @@ class Result:
         meta = self.summary.get("meta")
         if isinstance(meta, dict):
             meta.setdefault("run_id", uuid.uuid4().hex)
-        write_parquet(self.timeseries(), out / "timeseries.parquet", meta)
+        if isinstance(self._flows, dict) and isinstance(self._links, dict):
+            write_timeseries(self._flows, self._links, out / "timeseries.parquet", _clean(meta))
+        else:
+            write_parquet(self.timeseries(), out / "timeseries.parquet", meta)
         (out / "spec.json").write_text(json.dumps(self.spec, indent=1, sort_keys=True) + "\n")
         if self.trace is not None:
             write_parquet(self.trace, out / "trace.parquet", meta)
@@ -313,6 +311,8 @@ def _bad(path: Path, what: str, why: str) -> Exception:
 def _parquet(path: Path) -> pd.DataFrame:
     """A Parquet file of a run folder; a ScenarioError naming it if it is not a regular Parquet file."""
     import stat
+
+    import pandas as pd
 
     from .files import not_regular
 
@@ -429,6 +429,8 @@ def flow_summary_frame(flows: list[dict]) -> pd.DataFrame:
     """:attr:`Result.flow_summary` from summary.json's per-flow dicts: built from whatever keys they
     have, so a key added to summary.json becomes a column. Each column's dtype is decided from the
     dicts' own values (an integer key with a null stays integer: Int64)."""
+    import pandas as pd
+
     if not flows:
         return pd.DataFrame(columns=list(FLOW_SUMMARY_FIRST))
     recs = [dict(_flat(f)) for f in flows]
@@ -454,6 +456,8 @@ def _flat(d: dict, prefix: str = "") -> Iterator[tuple[str, Any]]:
 def _typed(vals: list[Any]) -> pd.Series:
     """A summary column from its values: int64 (Int64 with nulls) when every value is a whole number
     (not a bool), float64 when numeric or all null (NaN), else as pandas infers."""
+    import pandas as pd
+
     known = [v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
 
     def number(v: Any) -> bool:
@@ -472,6 +476,8 @@ def _typed(vals: list[Any]) -> pd.Series:
 def frame(cols: dict[str, Any], id_col: str) -> pd.DataFrame:
     """One table from series columns (equal-length arrays): ``t``, ``id_col`` (int64) first, then the
     other columns in name order."""
+    import pandas as pd
+
     df = pd.DataFrame({k: np.asarray(v) for k, v in cols.items()})
     if df.empty:
         return df
@@ -546,6 +552,8 @@ def _capacity_bps(links: pd.DataFrame, spec_links: list[dict]) -> np.ndarray:
 
 def _add_owner(df: pd.DataFrame, kind: str, items: list[dict]) -> None:
     """A flow's ``cc``, ``group`` and ``rtt``, or a link's ``queue``, from the run spec's entry."""
+    import pandas as pd
+
     ids = df[kind].to_numpy()
     if kind == "flow":
         df["cc"] = pd.Series(np.array([f["cc"] for f in items], dtype=object)[ids], index=df.index).astype(str)
@@ -566,6 +574,8 @@ def _as_int(col: pd.Series) -> pd.Series:
     """A counter the simulator sends as float64 (its series are one f64 array per column) as int64 —
     exactly: every value must be a whole number below 2^53, where float64 holds integers exactly. NaN
     (a value the datapath cannot know) makes the column nullable Int64."""
+    import pandas as pd
+
     x = col.to_numpy(dtype="float64", na_value=np.nan)
     known = ~np.isnan(x)
     bad = known & ((np.abs(x) >= 2.0**53) | (np.floor(x) != x))
@@ -582,6 +592,8 @@ def _prefix_state(df: pd.DataFrame, owner_col: str, fixed: tuple[str, ...]) -> p
     queue discipline) into ``<owner>.<key>`` columns, so that two algorithms' ``w_max`` or ``alpha``
     never share a column. A key that already starts with ``<owner>_`` (RED's ``red_avg``) loses that
     prefix (``red.avg``). A (owner, key) pair with no value in any row makes no column."""
+    import pandas as pd
+
     state = [c for c in df.columns if c not in fixed]
     if not state:
         return df
@@ -614,6 +626,8 @@ def _split(ts: pd.DataFrame, kind: str, fixed: tuple[str, ...], spec: dict) -> p
     columns with a value in them, integers back to int64 where none is missing. A file written before
     the owner columns existed (bare state keys, float counters) gets them from the run spec and its
     state columns renamed ``<owner>.<key>``, as a new run's."""
+    import pandas as pd
+
     rows = ts[ts["kind"] == kind].drop(columns="kind").rename(columns={"id": kind}).reset_index(drop=True)
     if rows.empty:
         return pd.DataFrame()
@@ -632,6 +646,8 @@ def trace_table(cols: dict[str, np.ndarray]) -> pd.DataFrame:
     """The packet trace from the simulator's columns (NumPy arrays, no object per record): t (s, float64),
     kind and pkt as pandas Categoricals (:data:`TRACE_KINDS`, :data:`TRACE_PACKETS`), link (int32, −1 at a
     host), flow (int32, −1 − source for cross traffic), seq (uint64)."""
+    import pandas as pd
+
     kind = pd.Categorical.from_codes(_KIND_CODE[np.asarray(cols["kind"])], categories=list(TRACE_KINDS))
     pkt = pd.Categorical.from_codes(np.asarray(cols["pkt"]).astype(np.int8), categories=list(TRACE_PACKETS))
     return pd.DataFrame({"t": cols["t"], "kind": kind, "link": cols["link"], "flow": cols["flow"],

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import _native, provenance
+from .columns import flow_columns, link_columns
 from .progress import Progress
 from .results import Result, build_summary, flow_table, frame, link_table, prepare_out, trace_table
 from .scenario import ScenarioError, ScenarioLike, as_scenario
@@ -77,8 +78,13 @@ def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, star
             bar.close()
     raw = json.loads(raw_json)
     # The simulator's column dicts are dropped once the tables hold their data (a smaller peak).
-    flows = flow_table(frame(fcols, "flow"), spec)
-    links = link_table(frame(lcols, "link"), spec)
+    # NumPy columns where they can hold the tables (no pandas import); the pandas path otherwise.
+    flows = flow_columns(fcols, spec)
+    if flows is None:
+        flows = flow_table(frame(fcols, "flow"), spec)
+    links = link_columns(lcols, spec)
+    if links is None:
+        links = link_table(frame(lcols, "link"), spec)
     del fcols, lcols
     summary = build_summary(raw)
     stopped = raw.get("stopped")

@@ -1,0 +1,90 @@
+"""The pandas-free results path (python/cclab/columns.py, docs/performance.md "Start-up"): `cclab run --no-plots`
+imports neither pandas nor matplotlib, and the tables and timeseries.parquet it makes are those of the pandas
+path, value for value, dtype for dtype, with the same pandas metadata in the file."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import cclab
+from cclab import _native, columns, results
+
+# What a run imports is decided by the code, not by timing: checked in a fresh interpreter at the end of a
+# whole `cclab run --no-plots`.
+_PROBE = """
+import json, sys
+from cclab.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="cclab", standalone_mode=False)
+finally:
+    print("MODULES " + json.dumps(sorted(m for m in ("pandas", "matplotlib") if m in sys.modules)))
+"""
+
+
+def test_run_no_plots_imports_neither_pandas_nor_matplotlib(tmp_path):
+    toml = tmp_path / "one.toml"
+    toml.write_text('name = "one"\nduration = "1s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\n'
+                    'rate = "100Mbps"\nbuffer = "BDP"\n[[flows]]\ncc = "newreno"\ncount = 2\nrtt = "40ms"\n')
+    r = subprocess.run([sys.executable, "-c", _PROBE, "run", str(toml), "--out", str(tmp_path / "o"), "-q",
+                        "--no-plots"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("MODULES "))
+    assert json.loads(line[len("MODULES "):]) == []
+    # The run still wrote its files, readable by pandas as before.
+    ts = pd.read_parquet(tmp_path / "o" / "timeseries.parquet")
+    assert set(ts["kind"]) == {"flow", "link"} and str(ts["drops"].dtype) == "Int64"
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
+def _scenarios(base):
+    """Scenarios that exercise every branch of the columns path: two algorithms with state columns (prefixed
+    per algorithm), RED's state (``red_avg`` -> ``red.avg``), a trace-driven link (capacity per interval),
+    FQ-CoDel, cross traffic and short transfers (extra flows and link rows)."""
+    mixed = json.loads(json.dumps(base))
+    mixed["flows"] = [{"cc": "fast", "rtt": "20ms"}, {"cc": "libra", "rtt": "60ms"}, {"cc": "newreno", "rtt": "40ms"}]
+    red = json.loads(json.dumps(base))
+    red["topology"]["bottleneck"]["queue"] = "red"
+    red["traffic"] = [{"kind": "cbr", "rate": "2Mbps"}]
+    trace = json.loads(json.dumps(base))
+    trace["topology"]["bottleneck"] = {"trace": "constant-12mbps", "buffer": 100}
+    fq = json.loads(json.dumps(base))
+    fq["topology"]["bottleneck"]["queue"] = "fq_codel"
+    fq["flows"][0]["count"] = 3
+    return {"mixed": mixed, "red": red, "trace": trace, "fq_codel": fq}
+
+
+@pytest.mark.parametrize("name", ["mixed", "red", "trace", "fq_codel"])
+def test_columns_path_equals_pandas_path(base, tmp_path, name):
+    sc = _scenarios(base)[name]
+    res = cclab.run(sc, tmp_path / "fast", progress=False, plots=False)
+    assert isinstance(res._flows, dict) and isinstance(res._links, dict)  # the columns path was taken
+    spec = res.spec
+    _, fcols, lcols, _ = _native.run(json.dumps(spec), None)  # deterministic: the same series again
+    ref_flows = results.flow_table(results.frame(fcols, "flow"), spec)
+    ref_links = results.link_table(results.frame(lcols, "link"), spec)
+    pd.testing.assert_frame_equal(res.flows, ref_flows)
+    pd.testing.assert_frame_equal(res.links, ref_links)
+    results.Result(res.summary, ref_flows, ref_links, spec).to_dir(tmp_path / "ref", plots=False)
+    fast, ref = pq.read_table(tmp_path / "fast" / "timeseries.parquet"), pq.read_table(tmp_path / "ref" / "timeseries.parquet")
+    assert fast.equals(ref)  # same columns, types, nulls and values
+    assert fast.schema.metadata[b"pandas"] == ref.schema.metadata[b"pandas"]  # pandas restores the same dtypes
+    back = cclab.Result.load(tmp_path / "fast")
+    pd.testing.assert_frame_equal(back.flows, ref_flows)
+    pd.testing.assert_frame_equal(back.links, ref_links)
+
+
+def test_columns_the_pandas_path_cannot_take_fall_back():
+    """An empty table, or a counter with a missing value (pandas' nullable Int64), is left to the pandas
+    path: the columns functions say so with None instead of making a table of another shape."""
+    assert columns.flow_columns({}, {"flows": []}) is None
+    spec = {"flows": [{"cc": "newreno", "group": 0, "rtt": 0.04}]}
+    cols = {"t": [0.1, 0.2], "flow": [0.0, 0.0], "delivered_bytes": [0.0, 1500.0], "timeouts": [0.0, float("nan")]}
+    assert columns.flow_columns({k: np.asarray(v) for k, v in cols.items()}, spec) is None
+
+
+def test_results_reexports_the_column_names():
+    assert results.FLOW_COLUMNS is columns.FLOW_COLUMNS and results.TIMESERIES_COLUMNS is columns.TIMESERIES_COLUMNS
