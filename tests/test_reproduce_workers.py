@@ -47,6 +47,17 @@ def test_exceptions_survive_pickling(exc):
         assert back.failures == exc.failures
 
 
+def test_a_real_run_interrupted_on_a_worker_pickles_with_its_signal():
+    # cclab.net's exceptions cross a process pool too (a sweep of real runs); before, NetInterrupted came
+    # back with its message as its partial result and SIGINT as its signal.
+    from cclab.net import NetInterrupted, NetUnavailable
+    back = pickle.loads(pickle.dumps(NetInterrupted(None, signal.SIGTERM)))
+    assert type(back) is NetInterrupted and back.result is None and back.signum == signal.SIGTERM
+    assert isinstance(back, KeyboardInterrupt)
+    back = pickle.loads(pickle.dumps(NetUnavailable("not root")))
+    assert type(back) is NetUnavailable and str(back) == "not root"
+
+
 def _bad_run(_):
     return cclab.run({"name": "x", "duration": "nonsense"}, None, progress=False, plots=False)
 

@@ -65,6 +65,11 @@ class NetInterrupted(KeyboardInterrupt):
         self.result = result
         self.signum = signum
 
+    def __reduce__(self) -> tuple:
+        # BaseException pickles ``args`` (the message) and would rebuild the exception with the message as
+        # its result; a worker process that sends it back to the driver must send result and signal.
+        return (type(self), (self.result, self.signum))
+
 
 # Each run works in a folder of its own under the system's temporary folder, named with this prefix and
 # holding LOCK, which the run (and cclab-net, which inherits it) keeps locked (flock) while alive. A
