@@ -796,9 +796,17 @@ def cluster_local(workers: Optional[int], threads: int, host: str, port: int, da
               help="override the base scenario (the sweep's keys: flows[0].cc=cubic); repeatable")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=None, help="local worker processes [CPU count]")
 @click.option("--scheduler", default=None, help="a Dask scheduler address (tcp://host:8786) instead of local workers")
+@click.option("--confirm", type=click.Choice(["real", "kernel"]), default=None,
+              help="re-run the top candidates on the real datapath (real: our transport; kernel: Linux TCP)")
+@click.option("--confirm-top", type=click.IntRange(min=1, max=100), default=3, show_default=True,
+              help="candidates to confirm")
+@click.option("--confirm-repeats", type=click.IntRange(min=2, max=100), default=3, show_default=True,
+              help="runs per candidate in each of sim and real (seeds seed, seed+1, ...)")
+@click.option("--no-figures", is_flag=True, help="skip the best candidate's full run and figures (OUT/best/)")
 @_contract
 def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], workers: Optional[int],
-               scheduler: Optional[str]) -> None:
+               scheduler: Optional[str], confirm: Optional[str], confirm_top: int, confirm_repeats: int,
+               no_figures: bool) -> None:
     """Search for the adversary (bursts, loss, delay within a budget) that does the most harm; resumes where it
     stopped. Writes best.toml, top.csv, convergence.png and <method>/evaluations.jsonl. See docs/search.md."""
     from rich.progress import Progress
@@ -812,17 +820,29 @@ def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], wo
         with Progress(transient=True) as bar:
             task = bar.add_task("search", total=total)
             r = se.run(search_file, out, parsed, workers=workers, on_run=lambda: bar.advance(task),
-                       scheduler=scheduler)
+                       scheduler=scheduler, figures=not no_figures)
+        se.print_result(r, out)
+        if confirm:
+            from . import net
+            from .search import confirm as sc
+
+            try:
+                c = sc.confirm(r["search"], r["top"], out, confirm, confirm_top, confirm_repeats, workers or 1,
+                               on_run=lambda what: click.echo(f"confirm ({confirm}): {what}", err=True))
+            except net.NetUnavailable as e:
+                click.echo(f"error: --confirm {confirm}: real datapath unavailable: {e}", err=True)
+                sys.exit(2)
+            click.echo(sc.markdown(c))
+            click.echo(f"wrote {out}/confirm-{confirm}.json, confirm-{confirm}.md, confirm-{confirm}/")
     except ScenarioError as e:
         _fail(e)
         return
-    except se.RunFailed as e:
+    except (se.RunFailed, RuntimeError) as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished runs are kept in {out}/runs; run the same command to resume", err=True)
         sys.exit(130)
-    se.print_result(r, out)
 
 
 def main() -> None:
