@@ -23,6 +23,7 @@
 //!    `high_decrease`) are settable as for `highspeed`.
 
 use crate::algorithms::highspeed::HsParams;
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -122,6 +123,16 @@ impl CongestionControl for Africa {
         };
         self.cwnd = (self.cwnd * (1.0 - b)).max(2.0);
         self.ssthresh = self.cwnd;
+    }
+    /// A reduction found spurious: Not in Linux. Both modes are Reno-like window rules (Reno's or HighSpeed's a, b), and the mode is
+    /// re-decided from the delay on every ACK, so undo is Reno's: the window the loss took away comes back.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

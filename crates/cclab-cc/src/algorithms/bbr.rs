@@ -658,6 +658,25 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// A reduction found spurious, as Linux `bbr_undo_cwnd` and the restore that follows when the
+    /// connection returns to the open state (`bbr_set_cwnd_to_recover_or_restore`): the full-bandwidth
+    /// plateau counter and the long-term sampler start over (the slow-down they saw was not real), and
+    /// the window saved when recovery began comes back (at least the transport's prior window).
+    /// `full_bw_reached` stays, as in Linux.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, _prior_ssthresh: f64) {
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        let lost = self.lt.last_lost;
+        self.reset_lt(lost);
+        if self.in_recovery {
+            self.in_recovery = false;
+            self.packet_conservation = false;
+            self.recovery_starts = false;
+            self.cwnd = self.cwnd.max(self.prior_cwnd);
+        }
+        self.cwnd = self.cwnd.max(prior_cwnd);
+    }
+
     /// RTO (Linux `tcp_enter_loss` and `bbr_set_state(TCP_CA_Loss)`): one packet in flight, the
     /// full-bandwidth plateau forgotten, the RTO taken as the end of a round and as a loss for the
     /// long-term sampler; the window saved is restored when the lost data is recovered.

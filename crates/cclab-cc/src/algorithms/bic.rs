@@ -27,6 +27,7 @@
 //!    w/20 packets per RTT); kept (`initial_cnt`).
 //! 4. Slow start and RTO as Reno (Linux: `tcp_slow_start`, `tcp_reno_undo_cwnd`-free RTO).
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -144,6 +145,17 @@ impl CongestionControl for Bic {
             (w * self.beta).max(2.0)
         };
         self.ssthresh = self.cwnd;
+    }
+    /// A reduction found spurious: Linux's current `tcp_bic.c` uses `tcp_reno_undo_cwnd` (its older `bictcp_undo_cwnd`,
+    /// max(cwnd, last_max_cwnd), is gone): cwnd and ssthresh back to at least their prior values; W_max keeps
+    /// the reduction's value, so the search resumes from the restored window.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

@@ -40,6 +40,7 @@
 //!    packets adds 2·α/w^(k+1) (byte counting, RFC 3465 style), keeping eq. 2's per-RTT increase.
 //! 8. No growth while the transport is in (fast) recovery or the sender is application-limited, as Reno.
 
+use crate::cc::reno_undo;
 use crate::cc::{reno_ssthresh, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
 
@@ -178,6 +179,17 @@ impl CongestionControl for Binomial {
         self.ssthresh = w;
     }
 
+    /// A reduction found spurious: Not in Linux. The decrease w − βw^l is the only thing a loss changes (no other state), so undoing it is
+    /// restoring the window and threshold from before it, as Reno's undo does (Bansal & Balakrishnan's
+    /// rules are Reno's with other exponents).
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // DECISION 4: only the first RTO of a series sets ssthresh (FlightSize is ~0 afterwards).
         crate::cc::reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

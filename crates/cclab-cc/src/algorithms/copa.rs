@@ -45,6 +45,8 @@ pub struct Copa {
     slow_start: bool,
     /// 1/δ now (2 in default mode with δ = 0.5).
     inv_delta: f64,
+    /// 1/δ before the last loss's competitive-mode halving, for an undo.
+    undo_inv_delta: f64,
     competitive: bool,
     velocity: f64,
     direction: Option<Direction>,
@@ -79,6 +81,7 @@ impl Copa {
             cwnd: env.initial_cwnd.max(MIN_CWND),
             slow_start: true,
             inv_delta: 1.0 / delta,
+            undo_inv_delta: 1.0 / delta,
             competitive: false,
             velocity: 1.0,
             direction: None,
@@ -223,9 +226,21 @@ impl CongestionControl for Copa {
         // 62 % loss with 100 flows on a 500-packet buffer).
         self.slow_start = false;
         if self.competitive && !self.loss_this_rtt {
+            self.undo_inv_delta = self.inv_delta;
             self.inv_delta = (self.inv_delta / 2.0).max(1.0 / self.delta_default);
         }
         self.loss_this_rtt = true;
+    }
+
+    /// A reduction found spurious. Not in Linux; Copa's window is driven each ACK by its delay target
+    /// (velocity toward 1/(δ·d_q)), so what a spurious loss changed is undone: the window an RTO took
+    /// (back to at least the prior one) and, in competitive mode, the halving of 1/δ (restored to its
+    /// value before that halving; a later AIMD step up stays). Default mode changed nothing on a loss.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, _prior_ssthresh: f64) {
+        self.cwnd = self.cwnd.max(prior_cwnd);
+        if self.competitive {
+            self.inv_delta = self.inv_delta.max(self.undo_inv_delta);
+        }
     }
 
     /// An RTO: the path changed or the queue overflowed badly; start over from the minimum window.

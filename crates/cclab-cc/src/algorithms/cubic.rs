@@ -11,6 +11,14 @@
 //! * Timeout (§4.8): ssthresh as for a congestion event, cwnd = 1, slow start; the epoch restarts.
 //! * Slow start below ssthresh as Reno (HyStart is optional in the RFC and off here).
 //!
+//! * ABE (RFC 8511, `abe = true`, off by default): an ECN-Echo reduces to β_ecn = 0.85 of the window
+//!   instead of β (a CE mark comes from an AQM keeping the queue short); W_max and fast convergence as
+//!   for loss, and K from the β used, so the cubic still starts at the reduced window.
+//! * Undo (a reduction found spurious): Reno's, cwnd and ssthresh back to at least their prior values.
+//!   Linux's current `tcp_cubic.c` uses `tcp_reno_undo_cwnd` too (its old `bictcp_undo_cwnd`,
+//!   max(cwnd, last_max_cwnd), is gone); W_max keeps the reduction's value and the next epoch starts at
+//!   the restored window (a plateau there when it is at or above W_max), as in Linux.
+//!
 //! Defaults: C = 0.4, β = 0.7 (RFC and Linux). Windows in packets, time in seconds.
 //! Deviations from Linux: HyStart++ (RFC 9406, `[transport] hystart`) in place of Linux's HyStart, and off
 //! unless asked for; no per-jiffy cubic table, the exact formula is evaluated.
@@ -20,9 +28,15 @@ use crate::hystart::{slow_start_hystart, HyStartPlusPlus};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{to_secs, Nanos};
 
+/// RFC 8511 §3's β_ecn for CUBIC.
+pub const ABE_BETA_CUBIC: f64 = 0.85;
+
 pub struct Cubic {
     c: f64,
     beta: f64,
+    abe: bool,
+    /// The multiplicative factor of the last reduction (β, or β_ecn with ABE): K = ∛(W_max(1 − it)/C).
+    epoch_beta: f64,
     fast_convergence: bool,
     tcp_friendly: bool,
     cwnd: f64,
@@ -44,10 +58,13 @@ impl Cubic {
         let beta = r.f64_in("beta", 0.7, 0.01, 0.99)?;
         let fast_convergence = r.bool("fast_convergence", true)?;
         let tcp_friendly = r.bool("tcp_friendly", true)?;
+        let abe = r.bool("abe", false)?;
         r.finish()?;
         Ok(Cubic {
             c,
             beta,
+            abe,
+            epoch_beta: beta,
             fast_convergence,
             tcp_friendly,
             cwnd: initial_cwnd,
@@ -72,21 +89,23 @@ impl Cubic {
         self.c * (t - self.k).powi(3) + self.w_max
     }
 
-    fn reduce(&mut self) {
+    /// A congestion event reducing the window to `beta` of it (β, or β_ecn for ABE).
+    fn reduce(&mut self, beta: f64) {
         self.w_max = if self.fast_convergence && self.cwnd < self.w_last_max {
             self.cwnd * (1.0 + self.beta) / 2.0
         } else {
             self.cwnd
         };
         self.w_last_max = self.w_max;
-        self.ssthresh = (self.cwnd * self.beta).max(2.0);
+        self.ssthresh = (self.cwnd * beta).max(2.0);
+        self.epoch_beta = beta;
         self.epoch = None;
     }
 
     fn start_epoch(&mut self, now: Nanos) {
         self.epoch = Some(now);
         if self.cwnd < self.w_max {
-            self.k = (self.w_max * (1.0 - self.beta) / self.c).cbrt();
+            self.k = (self.w_max * (1.0 - self.epoch_beta) / self.c).cbrt();
         } else {
             // Epoch begins at or above W_max (e.g. slow start ended without loss): plateau here.
             self.k = 0.0;
@@ -139,8 +158,13 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn on_loss(&mut self, _ev: &LossEvent) {
-        self.reduce();
+    fn on_loss(&mut self, ev: &LossEvent) {
+        let beta = if ev.ecn && self.abe {
+            ABE_BETA_CUBIC
+        } else {
+            self.beta
+        };
+        self.reduce(beta);
         self.cwnd = self.ssthresh;
     }
 
@@ -154,7 +178,7 @@ impl CongestionControl for Cubic {
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
-            self.reduce();
+            self.reduce(self.beta);
         }
         self.cwnd = 1.0;
     }
@@ -226,6 +250,60 @@ mod tests {
         c.on_loss(&LossEvent::default());
         assert!((c.w_max - 80.0 * 1.7 / 2.0).abs() < 1e-9);
         assert!((c.cwnd() - 56.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn abe_backs_off_to_0_85_on_ecn_and_the_cubic_starts_there() {
+        let mut p = Params::new();
+        p.insert("abe".into(), crate::params::ParamValue::Bool(true));
+        p.insert(
+            "tcp_friendly".into(),
+            crate::params::ParamValue::Bool(false),
+        );
+        let mut c = Cubic::new(10.0, &p).unwrap();
+        c.cwnd = 100.0;
+        c.on_loss(&LossEvent {
+            ecn: true,
+            ..Default::default()
+        });
+        assert!((c.cwnd() - 85.0).abs() < 1e-9, "{}", c.cwnd());
+        // K from β_ecn: W(0) = W_max − C·K³ = 85, the window the epoch starts from.
+        grow(&mut c, 0.1, 0.0, 0.1);
+        assert!(
+            (c.k - (100.0f64 * 0.15 / 0.4).cbrt()).abs() < 1e-9,
+            "{}",
+            c.k
+        );
+        assert!((c.w_cubic(0.0) - 85.0).abs() < 1e-9);
+        // A loss still uses β.
+        c.cwnd = 100.0;
+        c.w_last_max = 0.0;
+        c.on_loss(&LossEvent::default());
+        assert!((c.cwnd() - 70.0).abs() < 1e-9);
+        // Off (default): ECN is a loss.
+        let mut c = Cubic::new(10.0, &Params::new()).unwrap();
+        c.cwnd = 100.0;
+        c.on_loss(&LossEvent {
+            ecn: true,
+            ..Default::default()
+        });
+        assert!((c.cwnd() - 70.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn undo_restores_the_prior_window_and_the_next_epoch_plateaus_there() {
+        let mut c = Cubic::new(10.0, &Params::new()).unwrap();
+        c.cwnd = 100.0;
+        c.ssthresh = 150.0;
+        c.on_loss(&LossEvent::default());
+        assert!((c.cwnd() - 70.0).abs() < 1e-9);
+        c.undo_cwnd(100.0, 150.0);
+        assert_eq!((c.cwnd(), c.ssthresh()), (100.0, 150.0));
+        // Restored to W_max (100): the new epoch's cubic is centred on it (K = 0), no jump above.
+        c.ssthresh = 50.0;
+        grow(&mut c, 0.1, 0.0, 0.1);
+        assert_eq!(c.k, 0.0);
+        assert!(c.cwnd() >= 100.0 && c.cwnd() < 101.0, "{}", c.cwnd());
     }
 
     #[test]

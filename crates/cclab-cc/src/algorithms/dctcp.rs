@@ -17,6 +17,7 @@
 //! covering a marked packet counts all the packets it acknowledges as marked (RFC 8257 §3.2's state
 //! machine would send an extra ACK at each change instead). The flows need `transport.ecn = true`.
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_ack, reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent,
     TimeoutEvent,
@@ -87,6 +88,17 @@ impl CongestionControl for Dctcp {
         } else {
             reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
         }
+    }
+    /// A reduction found spurious: Linux `dctcp_cwnd_undo`: max(cwnd, loss_cwnd), loss_cwnd being the window before the last reduction,
+    /// which is `prior_cwnd` here; the transport restores ssthresh as for Reno. α is an ECN average that a
+    /// loss does not touch.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

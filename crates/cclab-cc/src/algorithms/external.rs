@@ -183,6 +183,10 @@ impl CongestionControl for External {
         self.ctl.lock().counters.timeouts += 1;
     }
 
+    /// Nothing to undo: the window and rate are the outside controller's, which neither a loss nor an
+    /// RTO changes here (it sees the loss counters and decides).
+    fn undo_cwnd(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {}
+
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_set", self.ctl.rate().unwrap_or(f64::NAN)));
     }

@@ -110,6 +110,8 @@ pub struct Fast {
     ssthresh: f64,
     /// True while in the start-up multiplicative-increase phase (DECISION 5).
     mi: bool,
+    /// `mi` before the last loss or RTO ended it, for an undo.
+    undo_mi: bool,
     target: f64,
     ramp_from: f64,
     phase: Phase,
@@ -175,6 +177,7 @@ impl Fast {
             cwnd,
             ssthresh: f64::INFINITY,
             mi: true,
+            undo_mi: false,
             target: cwnd,
             ramp_from: cwnd,
             phase: Phase::Freeze,
@@ -375,6 +378,7 @@ impl CongestionControl for Fast {
 
     fn on_loss(&mut self, _ev: &LossEvent) {
         // DECISION 6.
+        self.undo_mi = self.mi;
         let w = self.cwnd;
         self.cwnd = (w / 2.0)
             .max(w.min(self.min_recovery_window))
@@ -395,8 +399,26 @@ impl CongestionControl for Fast {
         self.last_update = now;
     }
 
+    /// A reduction found spurious. Not in Linux; FAST's paper recomputes the window from RTT samples
+    /// (w ← (1 − γ)w + γ(baseRTT/RTT·w + α)), and the loss response (DECISION 6/7) is a fallback that
+    /// does not reflect the queue FAST measures, so undo restores the window and threshold from before
+    /// it (Reno's rule), the law's target with them, and the start-up multiplicative increase if the
+    /// reduction ended it. The frozen RTT after recovery stays: it only measures before the next update.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        crate::cc::reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
+        self.target = self.cwnd;
+        self.ramp_from = self.cwnd;
+        self.mi = self.mi || self.undo_mi;
+    }
+
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // DECISION 7.
+        self.undo_mi = self.mi;
         crate::cc::reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
         self.target = 1.0;
         self.ramp_from = 1.0;

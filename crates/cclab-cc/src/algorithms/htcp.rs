@@ -14,6 +14,7 @@
 //!
 //! Slow start and the timeout response are Reno's.
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -39,6 +40,17 @@ pub struct Htcp {
     old_max_b: f64,
     last_delivered: u64,
     last_now: Nanos,
+    /// What the last congestion event replaced, for an undo (Linux `htcp_reset`'s `undo_*` fields).
+    undo: Option<HtcpUndo>,
+}
+
+/// The epoch start, maxRTT and previous-epoch throughput before a congestion event.
+#[derive(Clone, Copy)]
+struct HtcpUndo {
+    epoch_start: Option<Nanos>,
+    epoch_delivered: u64,
+    max_rtt: Nanos,
+    old_max_b: f64,
 }
 
 const BETA_MIN: f64 = 0.5;
@@ -68,6 +80,7 @@ impl Htcp {
             old_max_b: 0.0,
             last_delivered: 0,
             last_now: 0,
+            undo: None,
         })
     }
 
@@ -84,6 +97,15 @@ impl Htcp {
             }
         }
         (2.0 * (1.0 - self.beta) * a).max(1e-3)
+    }
+
+    fn save_undo(&mut self) {
+        self.undo = Some(HtcpUndo {
+            epoch_start: self.epoch_start,
+            epoch_delivered: self.epoch_delivered,
+            max_rtt: self.max_rtt,
+            old_max_b: self.old_max_b,
+        });
     }
 
     /// Linux `htcp_beta_update`, at a congestion event.
@@ -146,6 +168,7 @@ impl CongestionControl for Htcp {
         }
     }
     fn on_loss(&mut self, ev: &LossEvent) {
+        self.save_undo();
         // The epoch that ends here: its throughput feeds the bandwidth switch.
         let now = ev.now.max(self.last_now);
         if let Some(start) = self.epoch_start {
@@ -161,7 +184,25 @@ impl CongestionControl for Htcp {
         self.epoch_delivered = self.last_delivered;
         self.alpha = self.alpha_for(0.0);
     }
+    /// A reduction found spurious, as Linux `htcp_cwnd_undo`: the congestion epoch, maxRTT and the
+    /// previous epoch's throughput go back to what they were before it (so α resumes from the old
+    /// epoch's elapsed time), then Reno's undo of the window and threshold. β stays as updated.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        if let Some(u) = self.undo.take() {
+            self.epoch_start = u.epoch_start;
+            self.epoch_delivered = u.epoch_delivered;
+            self.max_rtt = u.max_rtt;
+            self.old_max_b = u.old_max_b;
+        }
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        self.save_undo();
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
         self.beta = BETA_MIN;
         self.modeswitch = false;

@@ -20,6 +20,7 @@
 //!    large ρ (a satellite RTT over a 25 ms reference: ρ = 24, 2^ρ ≈ 1.7·10⁷) cannot blow the window up
 //!    in one ACK; the paper relies on the receiver window for this, Linux on `snd_cwnd_clamp`.
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_loss, reno_on_timeout, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -89,6 +90,16 @@ impl CongestionControl for Hybla {
     }
     fn on_loss(&mut self, ev: &LossEvent) {
         reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
+    }
+    /// A reduction found spurious: Linux `tcp_hybla.c`: `tcp_reno_undo_cwnd`; ρ is recomputed from the RTT, so only the window and
+    /// threshold are restored.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

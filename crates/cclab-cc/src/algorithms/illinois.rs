@@ -12,6 +12,7 @@
 //! α and β are recomputed once per round (one window of data acknowledged); below a window of 15
 //! packets they are Reno's (1, 1/2). A loss or timeout resets them to Reno's. Slow start is Reno's.
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -174,6 +175,15 @@ impl CongestionControl for Illinois {
         self.ssthresh = (self.cwnd * (1.0 - self.beta)).max(2.0);
         self.cwnd = self.ssthresh;
         self.reset();
+    }
+    /// A reduction found spurious: Linux `tcp_illinois.c`: `tcp_reno_undo_cwnd`; α and β are recomputed from the delay each round.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

@@ -20,6 +20,7 @@
 
 use std::collections::VecDeque;
 
+use crate::cc::reno_undo;
 use crate::cc::{reno_on_timeout, AckSample, CongestionControl, LossEvent, TimeoutEvent};
 use crate::params::{ParamError, ParamReader, Params};
 use crate::time::{Nanos, NS_PER_SEC};
@@ -131,6 +132,17 @@ impl CongestionControl for Ledbat {
     fn on_loss(&mut self, _ev: &LossEvent) {
         self.cwnd = (self.cwnd / 2.0).max(2.0);
         self.ssthresh = self.cwnd;
+    }
+    /// A reduction found spurious: Not in Linux. RFC 6817's loss response is a halving on top of a delay-driven window that every ACK
+    /// recomputes toward the target; undo restores the window from before the halving (Reno's rule),
+    /// and the delay controller carries on from there.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

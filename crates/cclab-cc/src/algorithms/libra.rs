@@ -52,6 +52,7 @@
 
 use std::collections::VecDeque;
 
+use crate::cc::reno_undo;
 use crate::cc::{
     flags, reno_increase, slow_start, AckSample, CongestionControl, LossEvent, SendCtx,
     TimeoutEvent,
@@ -327,6 +328,16 @@ impl CongestionControl for Libra {
         self.ssthresh = self.cwnd;
     }
 
+    /// A reduction found spurious: Not in Linux. Libra's decrease is the only state a loss changes (α, S, P follow RTT and capacity), so
+    /// undo restores the window and threshold from before it (Reno's rule).
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         crate::cc::reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
     }

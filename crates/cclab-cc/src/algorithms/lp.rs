@@ -23,6 +23,7 @@
 //! offsets cancelled by the min/max normalisation); this sender uses the RTT samples, smoothed with
 //! gain 1/8 as Linux smooths its one-way delay (queueing on the ACK path therefore counts too).
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_ack, reno_on_loss, reno_on_timeout, slow_start, AckSample, CongestionControl,
     LossEvent, TimeoutEvent,
@@ -138,6 +139,16 @@ impl CongestionControl for Lp {
     }
     fn on_loss(&mut self, ev: &LossEvent) {
         reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
+    }
+    /// A reduction found spurious: Linux `tcp_lp.c`: `tcp_reno_undo_cwnd`. The delay range and the inference time stay (they follow
+    /// delay, not loss).
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

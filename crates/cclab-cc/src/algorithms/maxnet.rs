@@ -384,6 +384,10 @@ impl CongestionControl for MaxNet {
     /// DECISION: keep PriceWnd on an RTO; the transport retransmits and backs off its timer.
     fn on_timeout(&mut self, _ev: &TimeoutEvent) {}
 
+    /// Nothing to undo: MaxNet's window comes from the price the routers echo (§4.3) and neither a loss
+    /// nor an RTO changed it.
+    fn undo_cwnd(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {}
+
     fn on_send(&mut self, ctx: &mut SendCtx) {
         if ctx.flags & flags::FIRST != 0 && self.cfg.quickstart {
             ctx.fwd_field = QS_EMPTY;

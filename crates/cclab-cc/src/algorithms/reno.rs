@@ -8,7 +8,12 @@
 //! * congestion avoidance: cwnd += 1/cwnd per acked packet;
 //! * loss event (3 dup-ACKs / SACK): ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), cwnd = ssthresh;
 //! * RTO: ssthresh = max(FlightSize/2, 2), cwnd = 1 (loss window), slow start;
-//! * with `[transport] hystart`, slow start ends by HyStart++ (RFC 9406) when the RTT rises.
+//! * with `[transport] hystart`, slow start ends by HyStart++ (RFC 9406) when the RTT rises;
+//! * `abe = true` (ABE, RFC 8511): an ECN-Echo reduces to β_ecn = 0.8 of the window instead of
+//!   loss's 0.5 (a CE mark comes from an AQM that keeps the queue short, so the deep cut sized for a
+//!   full drop-tail buffer would leave the link idle); losses keep 0.5. Off by default;
+//! * a reduction found spurious is undone as Linux does (`tcp_reno_undo_cwnd`): cwnd and ssthresh go
+//!   back to at least their values before it.
 
 use crate::cc::{
     reno_increase, reno_on_loss, reno_on_timeout, reno_undo, AckSample, CongestionControl,
@@ -17,8 +22,13 @@ use crate::cc::{
 use crate::hystart::{slow_start_hystart, HyStartPlusPlus};
 use crate::params::{ParamError, ParamReader, Params};
 
+/// RFC 8511 §3's β_ecn for Reno-like windows.
+pub const ABE_BETA_RENO: f64 = 0.8;
+
 pub struct Reno {
     name: &'static str,
+    /// ABE (RFC 8511): an ECN-Echo reduces to [`ABE_BETA_RENO`] of the window.
+    abe: bool,
     cwnd: f64,
     ssthresh: f64,
     hystart: Option<HyStartPlusPlus>,
@@ -28,9 +38,11 @@ impl Reno {
     pub fn new(name: &'static str, initial_cwnd: f64, params: &Params) -> Result<Self, ParamError> {
         let mut r = ParamReader::new(name, params);
         let ssthresh = r.positive("initial_ssthresh", f64::INFINITY.min(1e12))?;
+        let abe = r.bool("abe", false)?;
         r.finish()?;
         Ok(Reno {
             name,
+            abe,
             cwnd: initial_cwnd,
             ssthresh,
             hystart: None,
@@ -73,7 +85,14 @@ impl CongestionControl for Reno {
         }
     }
     fn on_loss(&mut self, ev: &LossEvent) {
-        reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
+        if ev.ecn && self.abe {
+            // RFC 8511 §3: ssthresh = max(FlightSize·β_ecn, 2), FlightSize bounded by cwnd as for
+            // loss (reno_ssthresh's DECISION).
+            self.ssthresh = ((ev.in_flight as f64).min(self.cwnd) * ABE_BETA_RENO).max(2.0);
+            self.cwnd = self.ssthresh;
+        } else {
+            reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
+        }
     }
     fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
         reno_undo(
@@ -153,6 +172,46 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(r.cwnd(), 15.0);
+    }
+
+    #[test]
+    fn abe_backs_off_to_0_8_on_ecn_and_0_5_on_loss() {
+        let mut p = Params::new();
+        p.insert("abe".into(), crate::params::ParamValue::Bool(true));
+        let ecn = LossEvent {
+            in_flight: 100,
+            ecn: true,
+            ..Default::default()
+        };
+        let mut r = Reno::new("newreno", 100.0, &p).unwrap();
+        r.on_loss(&ecn);
+        assert_eq!((r.cwnd(), r.ssthresh()), (80.0, 80.0));
+        r.on_loss(&LossEvent {
+            in_flight: 80,
+            ..Default::default()
+        });
+        assert_eq!(r.cwnd(), 40.0);
+        // Off (the default): an ECN-Echo halves like a loss.
+        let mut r = Reno::new("newreno", 100.0, &Params::new()).unwrap();
+        r.on_loss(&ecn);
+        assert_eq!(r.cwnd(), 50.0);
+    }
+
+    #[test]
+    fn undo_restores_the_window_and_threshold_before_the_reduction() {
+        let mut r = Reno::new("newreno", 100.0, &Params::new()).unwrap();
+        r.ssthresh = 120.0;
+        r.on_loss(&LossEvent {
+            in_flight: 100,
+            ..Default::default()
+        });
+        assert_eq!(r.cwnd(), 50.0);
+        r.undo_cwnd(100.0, 120.0);
+        assert_eq!((r.cwnd(), r.ssthresh()), (100.0, 120.0));
+        // Never lowers: a window that grew past the prior one since stays.
+        r.cwnd = 130.0;
+        r.undo_cwnd(100.0, 120.0);
+        assert_eq!(r.cwnd(), 130.0);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! Option `linux_ai = true`: Linux's tcp_scalable grows by one packet per min(cwnd, 50) ACKs instead
 //! (identical to 0.01/ACK above 100 packets only in the limit; kept for cross-checks against Linux/ns-3).
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_ack, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -72,6 +73,15 @@ impl CongestionControl for Scalable {
             self.cwnd * (1.0 - self.md)
         };
         self.ssthresh = self.cwnd;
+    }
+    /// A reduction found spurious: Linux `tcp_scalable.c`: `tcp_reno_undo_cwnd`, cwnd and ssthresh back to at least their prior values.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

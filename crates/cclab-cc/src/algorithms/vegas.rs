@@ -13,6 +13,7 @@
 //!
 //! Defaults α = 2, β = 4, γ = 1 packets (Linux).
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_loss, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent,
     TimeoutEvent,
@@ -124,6 +125,15 @@ impl CongestionControl for Vegas {
         reno_on_loss(&mut self.cwnd, &mut self.ssthresh, ev);
     }
 
+    /// A reduction found spurious: Linux `tcp_vegas.c`: `tcp_reno_undo_cwnd`; the round's RTT samples are kept.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);
     }

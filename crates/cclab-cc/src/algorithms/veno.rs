@@ -12,6 +12,7 @@
 //! Below β congestion avoidance is Reno's. Slow start and the timeout response are Reno's. Linux
 //! behaves like Reno until it has 3 RTT samples; so does this (`samples`).
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_increase, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent,
     TimeoutEvent,
@@ -103,6 +104,15 @@ impl CongestionControl for Veno {
         }
         .max(2.0);
         self.cwnd = self.ssthresh;
+    }
+    /// A reduction found spurious: Linux `tcp_veno.c`: `tcp_reno_undo_cwnd`.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

@@ -27,6 +27,7 @@
 //!    which can raise it when BWE·RTT_min exceeds cwnd (e.g. a long-stalled hole filling credits a
 //!    whole flight's bytes to one sampling period); ssthresh itself is still BWE·RTT_min.
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_on_ack, reno_ssthresh, AckSample, CongestionControl, LossEvent, TimeoutEvent,
 };
@@ -130,6 +131,15 @@ impl CongestionControl for Westwood {
             .unwrap_or_else(|| reno_ssthresh(ev.in_flight, self.cwnd));
         // DECISION 5.
         self.cwnd = self.cwnd.min(self.ssthresh);
+    }
+    /// A reduction found spurious: Linux `tcp_westwood.c`: `tcp_reno_undo_cwnd`; the bandwidth estimate is not touched by a loss.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {

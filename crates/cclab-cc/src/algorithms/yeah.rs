@@ -14,6 +14,7 @@
 //! queue it had (lastQ, between cwnd/2^δ = cwnd/8 and cwnd/2); otherwise by half, as Reno. Slow start and
 //! the timeout response are Reno's.
 
+use crate::cc::reno_undo;
 use crate::cc::{
     reno_increase, reno_on_timeout, slow_start, AckSample, CongestionControl, LossEvent,
     TimeoutEvent,
@@ -141,6 +142,15 @@ impl CongestionControl for Yeah {
         self.reno_count = (self.reno_count / 2.0).floor().max(2.0);
         self.ssthresh = (self.cwnd - reduction).max(2.0);
         self.cwnd = self.ssthresh;
+    }
+    /// A reduction found spurious: Linux `tcp_yeah.c`: `tcp_reno_undo_cwnd`.
+    fn undo_cwnd(&mut self, prior_cwnd: f64, prior_ssthresh: f64) {
+        reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         reno_on_timeout(&mut self.cwnd, &mut self.ssthresh, ev);

@@ -413,6 +413,13 @@ impl CongestionControl for Madison {
         }
     }
 
+    /// Nothing to undo here. Madison is rate-based (the window never binds) and its rate follows p, the
+    /// loss-event rate; the estimator already takes spurious retransmissions back packet by packet (the
+    /// original's ACK arriving after the retransmission was sent un-deems the packet, DECISION 11), so an
+    /// event whose losses were all spurious is applied with the paper's minimum of one packet. The
+    /// probing restarted by an RTO measures the same path again and changes no target (DECISION 9).
+    fn undo_cwnd(&mut self, _prior_cwnd: f64, _prior_ssthresh: f64) {}
+
     fn next_timer(&self) -> Option<Nanos> {
         let mut t: Option<Nanos> = None;
         let mut take = |x: Nanos| t = Some(t.map_or(x, |y| y.min(x)));
