@@ -3,6 +3,19 @@
 use cclab_cc::cc::Recovery;
 use cclab_cc::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
+/// How the sender decides that an original transmission is lost (`[transport] loss_detection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossDetection {
+    /// RFC 6675: DupThresh (3) packets SACKed above a hole, or DupThresh duplicate ACKs without SACK;
+    /// RACK's time rule only for retransmissions (and, with `tlp`, originals with a fixed window).
+    #[default]
+    DupAck,
+    /// RACK-TLP (RFC 8985) as Linux runs it (`crates/cclab-transport/src/rack.rs`): time-based loss
+    /// detection with a reordering window that adapts to the reordering seen and to D-SACKs, the
+    /// reordering degree as DupThresh, and tail loss probes.
+    Rack,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Payload bytes per full data packet.
@@ -38,6 +51,12 @@ pub struct Config {
     pub cwnd_validation: bool,
     /// Tail loss probes (RFC 8985 §7) with RACK loss detection for original transmissions.
     pub tlp: bool,
+    /// Loss detection for original transmissions (RACK implies tail loss probes).
+    pub loss_detection: LossDetection,
+    /// Undo window reductions shown spurious, as Linux does (`crates/cclab-transport/src/undo.rs`): a
+    /// fast recovery all of whose retransmissions come back D-SACKed, or whose hole is filled by the
+    /// original transmission (timestamps); an RTO likewise, or by F-RTO (RFC 5682). Implies `rto_undo`.
+    pub undo: bool,
     /// How far behind its pacing schedule a sender may be and still catch up (ns): a packet held by
     /// pacing and sent late continues the schedule from when it was due, back to this far before now,
     /// and the packets due meanwhile go at once. 0: half a gap (Linux fq's drift rule). The simulator
@@ -69,6 +88,8 @@ impl Default for Config {
             rto_undo: false,
             cwnd_validation: false,
             tlp: false,
+            loss_detection: LossDetection::DupAck,
+            undo: false,
             pacing_catch_up: 0,
             data_key: None,
         }

@@ -27,8 +27,10 @@ pub mod segment;
 
 pub use auth::DataKey;
 pub use config::Config;
+pub use config::LossDetection;
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 mod prr;
+mod rack;
 mod rate;
 pub mod receiver;
 mod recovery;
@@ -37,6 +39,7 @@ mod scoreboard;
 pub mod sender;
 pub mod stats;
 mod txlog;
+mod undo;
 
 pub use receiver::{Receiver, RejectedData};
 pub use sender::{RejectedAcks, Sender, SenderStats};

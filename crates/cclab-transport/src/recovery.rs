@@ -10,7 +10,8 @@
 //!   have been SACKed above it (highest SACKed ≥ that mark + DupThresh − 1), as Linux's
 //!   tcp_mark_lost_retrans did; (time, RACK, RFC 8985 §6.2) an ACK echoes the send time of a delivered
 //!   transmission later than it, and it has been out longer than that transmission's RTT plus a
-//!   reordering window of min_rtt/4. The time rule is needed when no new data follows a
+//!   reordering window: min_rtt/4, or RACK's adaptive one with `loss_detection = "rack"`
+//!   (`crates/cclab-transport/src/rack.rs`, whose reordering degree is then the DupThresh here). The time rule is needed when no new data follows a
 //!   retransmission: after a slow-start overshoot the recovery sends only retransmissions, so the fast
 //!   retransmission, dropped at the still-full queue, had no later sequence to be overtaken by and
 //!   waited for the RTO (measured on the real datapath, 20 Mbit/s, 40 ms, 2·BDP: 1 RTO and ~200 more
@@ -114,6 +115,21 @@ impl LossRecovery {
     }
     pub(crate) fn dupacks(&self) -> u32 {
         self.dupacks
+    }
+    /// In the loss recovery after an RTO.
+    pub(crate) fn in_loss_recovery(&self) -> bool {
+        self.phase == Phase::Loss
+    }
+    /// The end of the current recovery (`snd_nxt` when it started).
+    pub(crate) fn recover(&self) -> u64 {
+        self.recover
+    }
+    /// RACK's most recently sent delivered transmission and the RTT it saw (0, 0 before any).
+    pub(crate) fn rack_ts(&self) -> Nanos {
+        self.rack_ts
+    }
+    pub(crate) fn rack_rtt(&self) -> Nanos {
+        self.rack_rtt
     }
 
     /// Packets to take off the scoreboard's pipe: NewReno's and Reno's window inflation.
@@ -234,6 +250,15 @@ impl LossRecovery {
         }
     }
 
+    /// A spurious fast recovery was undone: it ends. Its retransmissions still in flight stay watched
+    /// (one found lost is resent, without a new loss event: the episode is over).
+    pub(crate) fn undo_fast(&mut self) {
+        if self.phase == Phase::Fast {
+            self.phase = Phase::Open;
+            self.inflation = 0;
+        }
+    }
+
     /// An ECN echo is a loss event at most once per window of data (RFC 3168 §6.1.2), and none while
     /// recovering from a loss, which has already reduced the window. Returns whether this one is.
     pub(crate) fn take_ecn_event(&mut self, snd_una: u64, snd_nxt: u64) -> bool {
@@ -252,11 +277,10 @@ impl LossRecovery {
         &mut self,
         now: Nanos,
         board: &mut Scoreboard,
-        min_rtt: Nanos,
+        reo_wnd: Nanos,
         dupthresh: u32,
     ) -> (u64, u64) {
         let reach = dupthresh.max(1) as u64 - 1;
-        let reo_wnd = reo_wnd(min_rtt);
         let (mut found, mut current) = (0, 0);
         // The fences are in send order, so both rules hold for a prefix of them.
         while let Some(&RetxFence {
@@ -286,8 +310,8 @@ impl LossRecovery {
     /// When the oldest retransmission in flight will count as lost by RACK's time rule, if a later
     /// transmission has been delivered (RFC 8985 §6.3's reordering timer: without it a retransmission
     /// sent in the same burst as the ones overtaking it would wait for more ACKs, or the RTO).
-    pub(crate) fn rack_deadline(&self, min_rtt: Nanos) -> Option<Nanos> {
+    pub(crate) fn rack_deadline(&self, reo_wnd: Nanos) -> Option<Nanos> {
         let f = self.retx_fences.front()?;
-        (self.rack_ts > f.sent_at).then(|| f.sent_at + self.rack_rtt + reo_wnd(min_rtt))
+        (self.rack_ts > f.sent_at).then(|| f.sent_at + self.rack_rtt + reo_wnd)
     }
 }

@@ -6,6 +6,11 @@
 //!   highest SACKed packet is lost. The boundary only moves up, so marking is amortised O(1) per packet.
 //! * SACK blocks are merged into a small list of known ranges, so a block repeated on every ACK costs
 //!   nothing after its first appearance.
+//! * Reordering evidence for RACK (`crates/cclab-transport/src/rack.rs`): a packet never retransmitted
+//!   that is delivered (SACKed or cumulatively acknowledged) below the highest packet SACKed before the
+//!   ACK was reordered, not lost (Linux's `tcp_check_sack_reordering`); so was a retransmitted packet
+//!   already SACKed whose retransmission comes back D-SACKed. Each ACK's lowest such packet is kept for
+//!   [`Scoreboard::take_reordering`].
 
 use crate::segment::SackBlock;
 use std::collections::VecDeque;
@@ -14,6 +19,9 @@ const SACKED: u8 = 1;
 const LOST: u8 = 2;
 /// Retransmitted after being marked lost, and not yet SACKed (its retransmission is in the pipe).
 const RETX: u8 = 4;
+/// Retransmitted at least once (Linux's `TCPCB_EVER_RETRANS`): its delivery may be the retransmission's,
+/// so it is no evidence of reordering. Kept through SACK and loss marks.
+const EVER: u8 = 8;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Scoreboard {
@@ -38,6 +46,15 @@ pub(crate) struct Scoreboard {
     /// (`[transport] tlp`; empty otherwise), and the packet below which RACK has decided.
     sent_at: Option<VecDeque<u64>>,
     rack_cursor: u64,
+    /// One above the highest packet ever SACKed (Linux's forward-most SACKed sequence), and its value
+    /// when the ACK being processed arrived.
+    fack: u64,
+    prior_fack: u64,
+    /// The lowest packet this ACK showed reordered (`u64::MAX`: none); whether it cumulatively
+    /// acknowledged a packet never retransmitted, and the lowest such packet it SACKed (F-RTO's test).
+    reord_low: u64,
+    orig_cum: bool,
+    orig_sacked_low: u64,
 }
 
 impl Scoreboard {
@@ -56,6 +73,11 @@ impl Scoreboard {
             known: Vec::new(),
             sent_at: None,
             rack_cursor: 0,
+            fack: 0,
+            prior_fack: 0,
+            reord_low: u64::MAX,
+            orig_cum: false,
+            orig_sacked_low: u64::MAX,
         }
     }
 
@@ -93,6 +115,106 @@ impl Scoreboard {
         self.n_lost += newly;
         self.marked_lost += newly;
         newly
+    }
+
+    /// RACK (RFC 8985 §6.2) for original transmissions, with its reordering timer: a packet neither
+    /// SACKed nor already lost that left before the most recently sent delivered transmission
+    /// (`rack_ts`) and at or before `bound` (now − RACK.rtt − reo_wnd) is lost. Packets decided (SACKed
+    /// or lost) are stepped over, so the scan stops at the first packet still in doubt, whose send time
+    /// [`Scoreboard::rack_pending`] gives for the timer. Returns packets newly marked lost.
+    pub(crate) fn rack_mark_lost_at(&mut self, rack_ts: u64, bound: u64) -> u64 {
+        let Some(sent) = &self.sent_at else {
+            return 0;
+        };
+        let mut seq = self.rack_cursor.max(self.snd_una);
+        let mut newly = 0;
+        while seq < self.snd_nxt {
+            let i = (seq - self.snd_una) as usize;
+            let f = &mut self.flags[i];
+            if *f & (SACKED | LOST) == 0 {
+                if sent[i] >= rack_ts || sent[i] > bound {
+                    break;
+                }
+                *f |= LOST;
+                newly += 1;
+                self.retx_cursor = self.retx_cursor.min(seq);
+            }
+            seq += 1;
+        }
+        self.rack_cursor = seq;
+        self.n_lost += newly;
+        self.marked_lost += newly;
+        newly
+    }
+
+    /// The send time of the first packet RACK has not decided, if it left before `rack_ts` (so that the
+    /// reordering timer must decide it).
+    pub(crate) fn rack_pending(&self, rack_ts: u64) -> Option<u64> {
+        let sent = self.sent_at.as_ref()?;
+        let seq = self.rack_cursor.max(self.snd_una);
+        if seq >= self.snd_nxt {
+            return None;
+        }
+        let t = sent[(seq - self.snd_una) as usize];
+        (t < rack_ts).then_some(t)
+    }
+
+    /// Starts an ACK's reordering bookkeeping (module doc).
+    pub(crate) fn begin_ack(&mut self) {
+        self.prior_fack = self.fack.max(self.snd_una);
+        self.reord_low = u64::MAX;
+        self.orig_cum = false;
+        self.orig_sacked_low = u64::MAX;
+    }
+
+    /// A packet is delivered by this ACK (newly SACKed, or cumulatively acknowledged and not SACKed).
+    #[inline]
+    fn note_delivered(&mut self, seq: u64, f: u8, sacked: bool) {
+        if f & EVER == 0 {
+            if sacked {
+                self.orig_sacked_low = self.orig_sacked_low.min(seq);
+            } else {
+                self.orig_cum = true;
+            }
+            if seq < self.prior_fack {
+                self.reord_low = self.reord_low.min(seq);
+            }
+        }
+    }
+
+    /// How far this ACK showed the path reordering a packet (the highest SACKed before it − the lowest
+    /// packet found reordered), if it did.
+    pub(crate) fn take_reordering(&mut self) -> Option<u64> {
+        let low = std::mem::replace(&mut self.reord_low, u64::MAX);
+        (low < self.prior_fack).then(|| self.prior_fack - low)
+    }
+
+    /// This ACK cumulatively acknowledged a packet never retransmitted, or SACKed one below `below`
+    /// (Linux's `FLAG_ORIG_SACK_ACKED` with `high_seq`).
+    pub(crate) fn orig_delivered(&self, below: u64) -> bool {
+        self.orig_cum || self.orig_sacked_low < below
+    }
+
+    /// Retransmissions in the pipe (resent, neither SACKed nor found lost).
+    pub(crate) fn retx_out(&self) -> u64 {
+        self.n_retx
+    }
+
+    /// One above the highest packet SACKed (snd_una if none above it).
+    pub(crate) fn fack(&self) -> u64 {
+        self.fack.max(self.snd_una)
+    }
+
+    /// A D-SACK reports `[start, end)` received twice: a packet there that is SACKed and was resent
+    /// had its original delivered, so it was reordered, not lost (Linux's rule in `tcp_sacktag_one`).
+    pub(crate) fn on_dsack(&mut self, start: u64, end: u64) {
+        let (s, e) = (start.max(self.snd_una), end.min(self.snd_nxt));
+        for seq in s..e {
+            let f = self.flags[(seq - self.snd_una) as usize];
+            if f & (SACKED | EVER) == SACKED | EVER && seq < self.prior_fack {
+                self.reord_low = self.reord_low.min(seq);
+            }
+        }
     }
 
     pub(crate) fn snd_una(&self) -> u64 {
@@ -139,7 +261,7 @@ impl Scoreboard {
 
     /// `seq`, returned by [`Scoreboard::next_retx`], left again.
     pub(crate) fn on_retransmit(&mut self, seq: u64) {
-        self.flags[(seq - self.snd_una) as usize] |= RETX;
+        self.flags[(seq - self.snd_una) as usize] |= RETX | EVER;
         self.n_retx += 1;
         self.retx_cursor = seq + 1;
     }
@@ -174,11 +296,12 @@ impl Scoreboard {
         if let Some(s) = &mut self.sent_at {
             s.drain(..(cum - self.snd_una) as usize);
         }
-        for _ in self.snd_una..cum {
+        for seq in self.snd_una..cum {
             let f = self.flags.pop_front().unwrap_or(0);
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
+                self.note_delivered(seq, f, false);
                 newly += 1;
                 if f & LOST != 0 {
                     self.n_lost -= 1;
@@ -212,7 +335,7 @@ impl Scoreboard {
         if *f & SACKED == 0 {
             return false;
         }
-        *f = LOST;
+        *f = LOST | (*f & EVER);
         self.n_sacked -= 1;
         self.n_lost += 1;
         self.retx_cursor = self.retx_cursor.min(una);
@@ -232,21 +355,24 @@ impl Scoreboard {
         let (s, e) = (start.max(self.snd_una), end.min(self.snd_nxt));
         let mut n = 0;
         for seq in s..e {
-            let f = &mut self.flags[(seq - self.snd_una) as usize];
-            if *f & SACKED == 0 {
-                if *f & LOST != 0 {
+            let i = (seq - self.snd_una) as usize;
+            let f = self.flags[i];
+            if f & SACKED == 0 {
+                if f & LOST != 0 {
                     self.n_lost -= 1;
                 }
-                if *f & RETX != 0 {
+                if f & RETX != 0 {
                     self.n_retx -= 1;
                 }
-                *f = SACKED;
+                self.flags[i] = SACKED | (f & EVER);
+                self.note_delivered(seq, f, true);
                 n += 1;
             }
         }
         self.n_sacked += n;
         if e > s {
             self.highest_sacked = self.highest_sacked.max(e - 1);
+            self.fack = self.fack.max(e);
         }
         n
     }
@@ -344,13 +470,14 @@ impl Scoreboard {
         self.retx_cursor = self.retx_cursor.min(seq);
     }
 
-    /// A spurious RTO is undone: packets it marked lost and that have not been resent since are no longer
-    /// lost (they arrived, or will: their ACKs were only late), and SACK loss marking starts over from
-    /// snd_una. Packets already resent stay resent (their retransmissions are in the pipe).
+    /// A spurious RTO (or fast recovery) is undone: packets marked lost and that have not been resent
+    /// since are no longer lost (they arrived, or will: their ACKs were only late), and SACK and RACK
+    /// loss marking start over from snd_una. Packets already resent stay resent (their retransmissions
+    /// are in the pipe).
     pub(crate) fn undo_rto_marks(&mut self) {
         for f in self.flags.iter_mut() {
-            if *f == LOST {
-                *f = 0;
+            if *f & !EVER == LOST {
+                *f &= EVER;
                 self.n_lost -= 1;
             }
         }
@@ -365,7 +492,7 @@ impl Scoreboard {
         self.marked_lost += self.pipe();
         for f in self.flags.iter_mut() {
             if *f & SACKED == 0 {
-                *f = LOST;
+                *f = LOST | (*f & EVER);
             }
         }
         self.n_lost = self.outstanding() - self.n_sacked;

@@ -10,7 +10,12 @@
 //! * `app`: the application's data (endless, finite, stopped);
 //! * `txlog`: the transmissions an ACK may echo, against which every ACK is checked;
 //! * `rate`: delivery-rate samples for the algorithm (draft-cheng-iccrg-delivery-rate-estimation);
-//! * `prr`: Proportional Rate Reduction (RFC 6937), the window during fast recovery when switched on.
+//! * `prr`: Proportional Rate Reduction (RFC 6937), the window during fast recovery when switched on;
+//! * `rack`: RACK's adaptive reordering window and the reordering degree (`loss_detection = "rack"`);
+//! * `undo`: what a window reduction needs to be undone when it proves spurious (`undo`).
+//!
+//! Loss detection, recovery episodes, D-SACK and the undo of spurious reductions (F-RTO included) are
+//! `Sender` methods kept in `crates/cclab-transport/src/sender_recovery.rs`.
 //!
 //! What ties them together stays here:
 //! * RTO timer (RFC 6298 §5): armed when data leaves, restarted when new data is acknowledged, re-armed
@@ -31,8 +36,9 @@
 //! echo): docs/real-datapath.md, "What a hostile packet can and cannot do".
 
 use crate::app::AppData;
-use crate::config::Config;
+use crate::config::{Config, LossDetection};
 use crate::prr::Prr;
+use crate::rack::Rack;
 use crate::rate::{DeliveryRate, TxSnapshot};
 use crate::recovery::{reo_wnd, LossRecovery};
 use crate::rtt::RttEstimator;
@@ -40,9 +46,8 @@ use crate::scoreboard::Scoreboard;
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 use crate::stats::{SenderWindowStats, Window};
 use crate::txlog::TxLog;
-use cclab_cc::cc::{
-    flags, AckSample, CongestionControl, LossEvent, RateSample, SendCtx, TimeoutEvent,
-};
+use crate::undo::{RtoUndo, Undo};
+use cclab_cc::cc::{flags, AckSample, CongestionControl, RateSample, SendCtx, TimeoutEvent};
 use cclab_cc::time::{tx_time, Nanos};
 
 #[derive(Clone, Debug, Default)]
@@ -64,8 +69,13 @@ pub struct SenderStats {
     /// Loss events (window reductions, also counted in `fast_recoveries`) started by a lost
     /// retransmission of the current recovery episode (RFC 5681 §4.3).
     pub retx_loss_events: u64,
-    /// RTOs found spurious and undone (`[transport] rto_undo`).
+    /// RTOs found spurious and undone (`[transport] rto_undo` or `undo`: Eifel, D-SACK or F-RTO).
     pub spurious_timeouts: u64,
+    /// Fast recoveries found spurious and undone (`[transport] undo`: all their retransmissions
+    /// D-SACKed, or their hole filled by the original transmission).
+    pub spurious_recoveries: u64,
+    /// D-SACK blocks received (RFC 2883): segments the receiver got more than once.
+    pub dsacks: u64,
     /// Tail loss probes sent (`[transport] tlp`).
     pub tail_loss_probes: u64,
 }
@@ -99,14 +109,6 @@ impl RejectedAcks {
     pub fn total(&self) -> u64 {
         self.dropped() + self.beyond_snd_nxt + self.bad_sack_blocks + self.sacked_head
     }
-}
-
-/// The first RTO of a series: when it fired and the algorithm's window and threshold before it.
-#[derive(Clone, Copy, Debug)]
-struct RtoUndo {
-    at: Nanos,
-    cwnd: f64,
-    ssthresh: f64,
 }
 
 /// Packets marked lost: on the connection so far, and by the ACK being processed.
@@ -148,8 +150,16 @@ pub struct Sender {
     rate_samples: bool,
     prr: Prr,
     /// What an RTO changed, kept until the first ACK after it tells whether it was spurious
-    /// (`[transport] rto_undo`).
-    undo: Option<RtoUndo>,
+    /// (`[transport] rto_undo` without `undo`).
+    rto_undo: Option<RtoUndo>,
+    /// The last window reduction that may still prove spurious (`[transport] undo`).
+    undo: Option<Undo>,
+    /// F-RTO (RFC 5682, `undo`): after an RTO, `snd_nxt` when it fired (then when new data was sent in
+    /// place of retransmissions), until the ACKs tell whether the RTO was spurious.
+    frto: Option<u64>,
+    /// F-RTO step 2b: new data goes before the packets the RTO marked lost.
+    frto_new: bool,
+    rack: Rack,
     /// Tail loss probe (`[transport] tlp`): when the probe timeout fires, and the sequence the probe
     /// that is out must reach before another may be sent.
     pto_deadline: Option<Nanos>,
@@ -175,7 +185,7 @@ impl Sender {
         let recovery = LossRecovery::new(cfg.recovery, cfg.sack);
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let rate_samples = cc.wants_rate_samples();
-        let board = if cfg.tlp {
+        let board = if cfg.tlp || cfg.loss_detection == LossDetection::Rack {
             Scoreboard::new().with_send_times()
         } else {
             Scoreboard::new()
@@ -197,7 +207,11 @@ impl Sender {
             app_limited: false,
             rate_samples,
             prr: Prr::default(),
+            rto_undo: None,
             undo: None,
+            frto: None,
+            frto_new: false,
+            rack: Rack::default(),
             pto_deadline: None,
             tlp_end: None,
             probe_pending: false,
@@ -237,7 +251,15 @@ impl Sender {
     /// what grows without bound while a packet stays unacknowledged and the sender keeps sending (a
     /// source that ignores loss), for a driver's memory budget. Its fixed state is not included.
     pub fn retained_bytes(&self) -> usize {
-        self.txlog.bytes() + self.recovery.bytes()
+        self.txlog.bytes() + self.recovery.bytes() + self.undo.as_ref().map_or(0, Undo::bytes)
+    }
+    /// The reordering degree RACK believes (DupThresh with `loss_detection = "rack"`), packets.
+    pub fn reordering(&self) -> u32 {
+        self.rack.reordering()
+    }
+    /// RACK's reordering window in units of min_RTT/4 (`loss_detection = "rack"`).
+    pub fn reo_wnd_steps(&self) -> u32 {
+        self.rack.steps()
     }
 
     pub fn srtt(&self) -> Nanos {
@@ -347,7 +369,13 @@ impl Sender {
                 return None;
             }
         }
-        let (seq, retx) = match self.board.next_retx() {
+        // F-RTO step 2b: new data, not the packets the RTO marked lost, while the ACKs decide.
+        let retx_next = if self.frto_new && self.may_send_new() {
+            None
+        } else {
+            self.board.next_retx()
+        };
+        let (seq, retx) = match retx_next {
             Some(s) => (s, true),
             None if self.may_send_new() => (self.board.snd_nxt(), false),
             None if self.has_new_data() => {
@@ -406,6 +434,9 @@ impl Sender {
             self.board.on_retransmit(seq);
             self.stats.retransmits += 1;
             self.recovery.on_retransmit(seq, self.board.snd_nxt(), ts);
+            if let Some(u) = &mut self.undo {
+                u.on_retransmit(seq, ts);
+            }
         } else {
             self.board.on_send_new(ts);
         }
@@ -441,7 +472,7 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        if self.cfg.tlp && !retx {
+        if self.tlp_on() && !retx {
             self.arm_pto(now);
         }
         let mut seg = DataSegment {
@@ -475,7 +506,10 @@ impl Sender {
         if let Some(c) = self.cc.next_timer() {
             take(c);
         }
-        if let Some(r) = self.recovery.rack_deadline(self.rtt.min_rtt()) {
+        if let Some(r) = self.recovery.rack_deadline(self.reo_wnd_now()) {
+            take(r);
+        }
+        if let Some(r) = self.rack_timer() {
             take(r);
         }
         if let Some(p) = self.pto_deadline {
@@ -489,7 +523,7 @@ impl Sender {
     /// no recovery runs and no probe is out.
     fn arm_pto(&mut self, now: Nanos) {
         self.pto_deadline = None;
-        if !self.cfg.tlp
+        if !self.tlp_on()
             || !self.recovery.is_open()
             || self.tlp_end.is_some()
             || self.board.outstanding() == 0
@@ -539,11 +573,14 @@ impl Sender {
         }
         if self
             .recovery
-            .rack_deadline(self.rtt.min_rtt())
+            .rack_deadline(self.reo_wnd_now())
             .is_some_and(|d| now >= d)
         {
             let lost_retx = self.detect_lost_retransmissions(now);
             self.respond_to_lost_retransmissions(now, lost_retx, 0);
+        }
+        if self.rack_timer().is_some_and(|d| now >= d) {
+            self.rack_timeout(now);
         }
         match self.rto_deadline {
             Some(d) if now >= d => {}
@@ -557,16 +594,23 @@ impl Sender {
         self.stats.timeouts += 1;
         let in_flight = self.pipe() as u32;
         let backoffs = self.rtt.back_off();
-        if self.cfg.rto_undo && backoffs <= 1 {
-            self.undo = Some(RtoUndo {
+        if self.cfg.rto_undo && !self.cfg.undo && backoffs <= 1 {
+            self.rto_undo = Some(RtoUndo {
                 at: now,
                 cwnd: self.cc.cwnd(),
                 ssthresh: self.cc.ssthresh(),
             });
         }
+        if self.cfg.undo {
+            self.prepare_rto_undo();
+        }
+        // F-RTO unless the RTO interrupts a fast recovery (Linux: a new loss episode or a repeated RTO).
+        let frto = self.cfg.undo && self.recovery.sack_rules() && !self.recovery.in_fast_recovery();
         self.rto_deadline = Some(now + self.rtt.rto());
         self.board.mark_all_lost();
         self.recovery.on_rto(self.board.snd_nxt());
+        self.frto_new = false;
+        self.frto = frto.then(|| self.board.snd_nxt());
         self.prr.stop();
         self.pto_deadline = None;
         self.tlp_end = None;
@@ -591,6 +635,7 @@ impl Sender {
             return;
         };
         let lost_before = self.board.marked_lost();
+        self.board.begin_ack();
         let mut cum = ack.cum_ack;
         if cum > self.board.snd_nxt() {
             // Data never sent: only a receiver fed forged data (or a forger) claims it.
@@ -602,20 +647,45 @@ impl Sender {
         if self.tlp_end.is_some_and(|e| self.board.snd_una() >= e) {
             self.tlp_end = None;
         }
-        if cum_advanced {
+        if cum_advanced && !self.cfg.undo {
             self.check_spurious_rto(ack.ts_echo);
         }
         if cum_advanced && self.board.unsack_head() {
             self.rejected.sacked_head += 1;
         }
-        let newly = cum_newly.unwrap_or(0) + self.apply_sack(ack);
-        let is_dup = !cum_advanced && self.board.outstanding() > 0 && cum == self.board.snd_una();
+        let sacked_newly = self.apply_sack(ack);
+        let newly = cum_newly.unwrap_or(0) + sacked_newly;
+        let dsack = self.take_dsack(now, ack);
+        let mut is_dup =
+            !cum_advanced && self.board.outstanding() > 0 && cum == self.board.snd_una();
+        if self.rack_on() && dsack.is_some() && newly == 0 {
+            // Only news: a duplicate arrived. Not a sign of a hole (Linux counts no dupack for it).
+            is_dup = false;
+        }
         self.recovery.count_dupack(is_dup, cum_advanced);
-        let rtt = self.take_rtt_sample(now, ack, newly > 0 || is_dup);
+        // RACK takes no send time from the duplicate a D-SACK reports (RFC 8985 §6.2 step 1).
+        let rack_echo = !dsack.is_some_and(|b| (b.start..b.end).contains(&ack.acked_seq));
+        let rtt = self.take_rtt_sample(now, ack, newly > 0 || is_dup, rack_echo);
+        if let Some(d) = self.board.take_reordering() {
+            self.rack.on_reordering(d);
+        }
+        if self.rack_on() {
+            self.rack.update_reo_wnd(now, ack.ts_echo);
+        }
+        if self.cfg.undo {
+            self.check_spurious_reduction(now, ack, cum_advanced, sacked_newly > 0 || is_dup);
+        }
         let recovery_ended = self
             .recovery
             .on_ack(&mut self.board, cum_advanced, is_dup, newly);
-        if self.cfg.tlp && newly > 0 && self.recovery.sack_rules() {
+        if recovery_ended {
+            // Not undone (an undo ends the recovery itself): a widened reordering window is kept
+            // one recovery less, and F-RTO has nothing left to decide.
+            self.rack.on_recovery_kept();
+            self.frto = None;
+            self.frto_new = false;
+        }
+        if self.cfg.tlp && !self.rack_on() && newly > 0 && self.recovery.sack_rules() {
             // RACK for original transmissions (kept only with `tlp`): what a tail loss probe needs to
             // find the lost tail from the probe's one SACK. Counted with SACK's losses below.
             self.rack_lost = self
@@ -655,29 +725,11 @@ impl Sender {
         if recovery_ended {
             self.cc.on_recovery_end(now);
         }
-        if cum_advanced && self.cfg.tlp {
+        if cum_advanced && self.tlp_on() {
             self.arm_pto(now);
         }
         self.txlog
             .on_verified_echo(ack.ts_echo, self.board.snd_una(), self.rtt.srtt());
-    }
-
-    /// Eifel detection (RFC 3522) of a spurious RTO: the first ACK to advance snd_una after it echoes a
-    /// transmission from before the RTO, so the data the RTO declared lost had arrived; every
-    /// retransmission since carries a later timestamp. Response (Linux's F-RTO undo, RFC 4015 in
-    /// spirit): the algorithm restores its window, the packets marked lost and not yet resent are
-    /// unmarked (they are not resent), and the recovery episode ends.
-    fn check_spurious_rto(&mut self, ts_echo: Nanos) {
-        let Some(u) = self.undo.take() else {
-            return;
-        };
-        if ts_echo >= u.at {
-            return;
-        }
-        self.stats.spurious_timeouts += 1;
-        self.board.undo_rto_marks();
-        self.recovery.undo_rto();
-        self.cc.undo_cwnd(u.cwnd, u.ssthresh);
     }
 
     /// The checks that drop an ACK whole, counting why (module doc, "Hostile ACKs"). An acceptable
@@ -737,7 +789,9 @@ impl Sender {
             return 0;
         }
         let mut n = 0;
-        for b in ack.sack_blocks() {
+        // A D-SACK block reports a duplicate, not new data (`take_dsack`).
+        let skip = ack.dsack as usize;
+        for b in ack.sack_blocks().iter().skip(skip) {
             match self.sack_block_ok(ack, b) {
                 Some(true) => n += self.board.apply_sack_block(*b),
                 Some(false) => {}
@@ -754,8 +808,11 @@ impl Sender {
         now: Nanos,
         ack: &AckSegment,
         informative: bool,
+        rack_echo: bool,
     ) -> Option<Nanos> {
-        self.recovery.on_echo(now, ack.ts_echo);
+        if rack_echo {
+            self.recovery.on_echo(now, ack.ts_echo);
+        }
         if !informative || ack.ts_echo > now {
             return None;
         }
@@ -768,87 +825,6 @@ impl Sender {
             self.win_stats.rtt.record(r);
         }
         Some(r)
-    }
-
-    /// Finds newly lost packets and lost retransmissions, and starts a recovery episode when they call
-    /// for one: SACK loss marking (RFC 6675), or DupThresh duplicate ACKs without SACK information
-    /// (RFC 5681 §3.2 / RFC 6582 §3.2 step 2).
-    fn detect_losses(&mut self, now: Nanos, is_dup: bool) {
-        let sack_rules = self.recovery.sack_rules();
-        let (mut newly_lost, lost_retx) = if sack_rules {
-            let r = self.detect_lost_retransmissions(now);
-            (self.board.update_loss_marks(self.cfg.dupthresh), r)
-        } else {
-            (0, 0)
-        };
-        newly_lost += std::mem::take(&mut self.rack_lost);
-        self.respond_to_lost_retransmissions(now, lost_retx, newly_lost);
-        if !self.recovery.is_open() {
-            return;
-        }
-        if sack_rules && newly_lost > 0 {
-            self.enter_recovery(now, newly_lost, false);
-        } else if (!sack_rules || self.board.sacked() == 0)
-            && is_dup
-            && self.recovery.dupacks() == self.cfg.dupthresh
-        {
-            // Fast retransmit: the first unacked packet.
-            self.board.mark_lost(self.board.snd_una());
-            self.enter_recovery(now, 1, false);
-            self.recovery.inflate_by_dupacks();
-        }
-    }
-
-    /// Lost retransmissions marked for resending; returns those of the current recovery episode.
-    fn detect_lost_retransmissions(&mut self, now: Nanos) -> u64 {
-        let (found, current) = self.recovery.detect_lost_retransmissions(
-            now,
-            &mut self.board,
-            self.rtt.min_rtt(),
-            self.cfg.dupthresh,
-        );
-        self.stats.lost_retransmits += found;
-        current
-    }
-
-    /// RFC 5681 §4.3: a lost retransmission of the current episode is a second indication of
-    /// congestion (`recovery` module doc).
-    fn respond_to_lost_retransmissions(&mut self, now: Nanos, lost_retx: u64, newly_lost: u64) {
-        if lost_retx > 0 && !self.recovery.is_open() {
-            self.stats.retx_loss_events += 1;
-            self.enter_recovery(now, lost_retx + newly_lost, false);
-        }
-    }
-
-    /// An ECN echo: a loss event without a lost packet, at most once per window.
-    fn respond_to_ecn(&mut self, now: Nanos) {
-        if self
-            .recovery
-            .take_ecn_event(self.board.snd_una(), self.board.snd_nxt())
-        {
-            self.stats.ecn_events += 1;
-            self.enter_recovery(now, 0, true);
-        }
-    }
-
-    /// Tells the algorithm of a loss event; a drop (not an ECN mark) also starts fast recovery.
-    fn enter_recovery(&mut self, now: Nanos, lost: u64, ecn: bool) {
-        self.cc.on_loss(&LossEvent {
-            now,
-            in_flight: self.board.outstanding() as u32,
-            lost: lost as u32,
-            srtt: self.rtt.srtt(),
-            min_rtt: self.rtt.min_rtt(),
-            ecn,
-        });
-        if !ecn {
-            self.force_retx = true;
-            self.recovery.enter_fast(self.board.snd_nxt());
-            if self.cfg.prr {
-                self.prr.start(self.board.outstanding());
-            }
-            self.stats.fast_recoveries += 1;
-        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -890,196 +866,9 @@ impl Sender {
     }
 }
 
+#[path = "sender_recovery.rs"]
+mod sender_recovery;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::segment::SackBlock;
-    use cclab_cc::algorithms::reno::Reno;
-    use cclab_cc::cc::Recovery;
-    use cclab_cc::params::Params;
-
-    fn sender(recovery: Recovery, sack: bool) -> Sender {
-        let cfg = Config {
-            recovery,
-            sack,
-            initial_cwnd: 10.0,
-            ..Config::default()
-        };
-        let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
-        Sender::new(cfg, cc, None, 0)
-    }
-
-    fn drain(s: &mut Sender, now: Nanos) -> Vec<DataSegment> {
-        std::iter::from_fn(|| s.poll_transmit(now)).collect()
-    }
-
-    /// An ACK triggered by `d`, echoing it as the receiver does.
-    fn echo(d: &DataSegment, cum_ack: u64) -> AckSegment {
-        AckSegment::echoing(d, cum_ack)
-    }
-
-    #[test]
-    fn initial_window_then_ack_clock() {
-        let mut s = sender(Recovery::Sack, true);
-        let w = drain(&mut s, 1);
-        assert_eq!(w.len(), 10);
-        assert_eq!(w[0].flags & flags::FIRST, flags::FIRST);
-        s.handle_ack(100, &echo(&w[0], 1));
-        // slow start: one acked packet opens two slots
-        assert_eq!(drain(&mut s, 100).len(), 2);
-        assert_eq!(s.srtt(), 99);
-    }
-
-    #[test]
-    fn sack_scoreboard_counts() {
-        let mut s = sender(Recovery::Sack, true);
-        let w = drain(&mut s, 1);
-        for e in 2..=4u64 {
-            let mut ack = echo(&w[e as usize - 1], 0);
-            ack.n_sack = 1;
-            ack.sack[0] = SackBlock { start: 1, end: e };
-            s.handle_ack(10, &ack);
-        }
-        assert_eq!(s.board.sacked(), 3);
-        assert_eq!(s.board.lost(), 1, "packet 0 lost after 3 SACKed above it");
-        assert!(s.in_recovery());
-        assert_eq!(s.cc().cwnd(), 5.0);
-        let out = drain(&mut s, 10);
-        assert_eq!(out[0].seq, 0);
-        assert!(out[0].flags & flags::RETX != 0);
-    }
-
-    /// RFC 6937 with a scripted loss: 20 packets out, packet 0 lost, one SACK per later packet. With PRR
-    /// the sender sends one packet per two ACKs from the ACK that starts recovery; with RFC 6675's pipe
-    /// rule it sends only the retransmission until the pipe has drained to the halved window, then one
-    /// per ACK.
-    #[test]
-    fn prr_spreads_the_reduction_over_the_round_trip() {
-        let run = |prr: bool| -> (Vec<usize>, u64) {
-            let cfg = Config {
-                initial_cwnd: 20.0,
-                prr,
-                ..Config::default()
-            };
-            let cc = Box::new(Reno::new("newreno", 20.0, &Params::new()).unwrap());
-            let mut s = Sender::new(cfg, cc, None, 0);
-            let w = drain(&mut s, 1);
-            assert_eq!(w.len(), 20);
-            let mut per_ack = Vec::new();
-            for k in 1..20u64 {
-                let mut ack = echo(&w[k as usize], 0);
-                ack.n_sack = 1;
-                ack.sack[0] = SackBlock {
-                    start: 1,
-                    end: k + 1,
-                };
-                s.handle_ack(1_000 + k, &ack);
-                per_ack.push(drain(&mut s, 1_000 + k).len());
-            }
-            (per_ack, s.in_flight() as u64)
-        };
-        let (with, pipe_with) = run(true);
-        let (without, pipe_without) = run(false);
-        // Two slow-start ACKs (2 packets each), then recovery on the third SACK (DupThresh): PRR sends
-        // the retransmission there and then one packet every second ACK.
-        assert_eq!(&with[..8], &[2, 2, 1, 0, 1, 0, 1, 0], "{with:?}");
-        assert_eq!(&without[..2], &[2, 2]);
-        assert!(without[2..12].iter().sum::<usize>() <= 2, "{without:?}");
-        // Both end the round at the reduced window (11: half of the 22-packet window when the loss was
-        // found); PRR's slow-start bound may add the one packet more than was delivered on the last ACK.
-        assert_eq!(pipe_without, 11);
-        assert!((11..=12).contains(&pipe_with), "{pipe_with}");
-    }
-
-    /// A spurious RTO (the ACKs were only late): with `rto_undo` the first ACK after it echoes the
-    /// original transmission's timestamp, the window comes back and the packets the RTO marked lost are
-    /// not resent; without it, the window restarts from one packet and all of them are resent.
-    #[test]
-    fn a_spurious_rto_is_detected_by_its_echo_and_undone() {
-        let run = |undo: bool| -> (f64, Vec<DataSegment>, u64) {
-            let cfg = Config {
-                rto_undo: undo,
-                ..Config::default()
-            };
-            let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
-            let mut s = Sender::new(cfg, cc, None, 0);
-            let w = drain(&mut s, 1);
-            let rto = s.poll_timeout().unwrap();
-            s.handle_timeout(rto);
-            let retx = drain(&mut s, rto);
-            assert_eq!(retx.len(), 1, "the RTO resends the head");
-            assert!(retx[0].flags & flags::RETX != 0);
-            // The ACK of the *original* packet 0 arrives after the RTO.
-            s.handle_ack(rto + 10, &echo(&w[0], 1));
-            (
-                s.cc().cwnd(),
-                drain(&mut s, rto + 10),
-                s.stats().spurious_timeouts,
-            )
-        };
-        let (cwnd, next, n) = run(true);
-        assert_eq!(n, 1);
-        assert!(cwnd >= 10.0, "{cwnd}");
-        assert!(next.iter().all(|d| d.flags & flags::RETX == 0), "{next:?}");
-        assert_eq!(next[0].seq, 10, "new data after the undone RTO");
-        let (cwnd, next, n) = run(false);
-        assert_eq!(n, 0);
-        assert_eq!(cwnd, 2.0);
-        assert!(
-            next.iter().all(|d| d.flags & flags::RETX != 0),
-            "go-back-N resends"
-        );
-    }
-
-    /// RFC 8985's tail loss probe: 10 packets out, the last three lost, the first seven ACKed. Without
-    /// TLP nothing more arrives and only the RTO repairs the tail; with it, a probe of new data leaves at
-    /// 2·SRTT, its ACK (SACK of the probe) lets RACK mark the three lost, and fast recovery resends them.
-    #[test]
-    fn a_lost_tail_is_repaired_by_a_probe_not_the_rto() {
-        let run = |tlp: bool| {
-            let cfg = Config {
-                tlp,
-                initial_rto: 1_000_000_000,
-                ..Config::default()
-            };
-            let cc = Box::new(Reno::new("newreno", 10.0, &Params::new()).unwrap());
-            let mut s = Sender::new(cfg, cc, None, 0);
-            let w = drain(&mut s, 0);
-            s.stop(); // a finite flow at its end: the probe can only resend
-            let mut now = 0;
-            let mut sent = Vec::new();
-            for k in 0..7u64 {
-                now = 40_000_000 + k * 1_000;
-                s.handle_ack(now, &echo(&w[k as usize], k + 1));
-                sent.extend(drain(&mut s, now));
-            }
-            (s, sent, now)
-        };
-        // No new data for a probe: it is the last packet sent, again.
-        let (mut s, sent, now) = run(true);
-        assert!(sent.is_empty(), "a stopped flow sends nothing new");
-        let pto = s.poll_timeout().unwrap();
-        assert!(
-            pto < now + 200_000_000,
-            "PTO = 2·SRTT ≈ 80 ms, before the RTO: {}",
-            pto - now
-        );
-        s.handle_timeout(pto);
-        let probe = drain(&mut s, pto);
-        assert_eq!(probe.len(), 1);
-        assert_eq!(probe[0].seq, 9, "the highest packet, resent");
-        assert_eq!(s.stats().tail_loss_probes, 1);
-        // Its ACK: cumulative 7, SACK [9, 10). RACK marks 7 and 8 lost (sent long before 9's probe).
-        let mut ack = echo(&probe[0], 7);
-        ack.n_sack = 1;
-        ack.sack[0] = SackBlock { start: 9, end: 10 };
-        s.handle_ack(pto + 40_000_000, &ack);
-        let repair = drain(&mut s, pto + 40_000_000);
-        assert!(repair.iter().any(|d| d.seq == 7), "{repair:?}");
-        assert_eq!(s.stats().timeouts, 0);
-        assert_eq!(s.stats().fast_recoveries, 1);
-        // Without TLP the next deadline is the RTO.
-        let (s, _, now) = run(false);
-        assert!(s.poll_timeout().unwrap() >= now + 200_000_000);
-    }
-}
+#[path = "sender_tests.rs"]
+mod tests;

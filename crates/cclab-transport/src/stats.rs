@@ -286,6 +286,11 @@ pub struct SenderWindowStats {
     pub rtt: DelayStats,
     pub sent_pkts: u64,
     pub retransmits: u64,
+    /// Fast recoveries and RTOs found spurious and undone, and D-SACK blocks received, in the window
+    /// (`[transport] undo`; D-SACKs when the receiver sends them).
+    pub recoveries_undone: u64,
+    pub timeouts_undone: u64,
+    pub dsacks: u64,
 }
 
 /// What a receiver records in the window: the one-way delay of every data packet that arrives
@@ -315,6 +320,9 @@ impl FlowWindow {
                 a.rtt.merge(&b.rtt);
                 a.sent_pkts += b.sent_pkts;
                 a.retransmits += b.retransmits;
+                a.recoveries_undone += b.recoveries_undone;
+                a.timeouts_undone += b.timeouts_undone;
+                a.dsacks += b.dsacks;
             }
             (None, Some(b)) => self.sender = Some(b.clone()),
             _ => {}
@@ -357,6 +365,9 @@ impl FlowWindow {
             window_dropped_pkts: self.dropped_pkts,
             loss_rate: rate(self.dropped_pkts),
             retransmit_rate: rate(retx),
+            spurious_recoveries_undone: self.sender.as_ref().map(|s| s.recoveries_undone),
+            spurious_timeouts_undone: self.sender.as_ref().map(|s| s.timeouts_undone),
+            dsacks_received: self.sender.as_ref().map(|s| s.dsacks),
         }
     }
 }
@@ -386,6 +397,12 @@ pub struct WindowSummary {
     pub loss_rate: Option<f64>,
     /// window_retransmits / window_sent_pkts.
     pub retransmit_rate: Option<f64>,
+    /// Fast recoveries (and RTOs) the sender found spurious and undone in the window
+    /// (`[transport] undo`; RTOs also with `rto_undo`).
+    pub spurious_recoveries_undone: Option<u64>,
+    pub spurious_timeouts_undone: Option<u64>,
+    /// D-SACK blocks (RFC 2883) the sender received in the window.
+    pub dsacks_received: Option<u64>,
 }
 
 #[cfg(test)]
