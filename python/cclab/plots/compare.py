@@ -43,12 +43,17 @@ def _ccs(runs: list[Run]) -> list[str]:
     return list(dict.fromkeys(f["cc"] for r in runs for f in r.result.summary.get("flows") or []))
 
 
-def _mean_band(series: list[pd.Series]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(t, mean, 95 % CI half-width) of equally timed series of several runs; samples are matched to the
-    millisecond (a real run's sample times jitter by microseconds)."""
-    df = pd.concat([s.rename(i).set_axis(np.round(s.index.to_numpy(dtype=float), 3)) for i, s in enumerate(series)],
-                   axis=1).sort_index()
-    df = df[~df.index.duplicated()]
+def _sample_s(runs: list[Run]) -> float:
+    dt = runs[0].result.spec.get("sample_interval")
+    return float(dt) if isinstance(dt, (int, float)) and dt > 0 else 0.1
+
+
+def _mean_band(series: list[pd.Series], dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t, mean, 95 % CI half-width) of series of several runs sampled every ``dt`` s: samples are matched
+    to the nearest multiple of ``dt`` (a real run's sample times are late by up to milliseconds; two samples
+    of one run that fall on one multiple are averaged, so each run has one value per time)."""
+    df = pd.concat([s.groupby(np.round(s.index.to_numpy(dtype=float) / dt) * dt).mean().rename(i)
+                    for i, s in enumerate(series)], axis=1).sort_index()
     n = df.notna().sum(axis=1).to_numpy()
     mean = df.mean(axis=1).to_numpy(dtype=float)
     std = df.std(axis=1, ddof=1).to_numpy(dtype=float)
@@ -103,7 +108,7 @@ def _lines_figure(runs: list[Run], col: str, what: str, unit: str, style: Option
             series = [s for r in mine if (s := _per_group(r, col, cc)) is not None]
             if not series:
                 continue
-            t, mean, ci = _mean_band(series)
+            t, mean, ci = _mean_band(series, _sample_s(runs))
             mean, ci = mean * scale, ci * scale
             ln, = ax.plot(t, mean, color=colors[lab], ls=styles[cc], lw=1.3)
             ln.set_gid(f"group:{lab}|{cc}")
@@ -147,7 +152,7 @@ def queue_figure(runs: list[Run], style: Optional[str]) -> Optional[Figure]:
                                     index=g["t"].to_numpy(dtype=float)))
         if not series:
             continue
-        t, mean, ci = _mean_band(series)
+        t, mean, ci = _mean_band(series, _sample_s(runs))
         ln, = ax.plot(t, mean, color=colors[lab], lw=1.1)
         ln.set_gid(f"queue:{lab}")
         if len(series) > 1:
