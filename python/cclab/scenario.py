@@ -279,6 +279,13 @@ class Transport(_Model):
     rto_undo: bool = False
     """Detect spurious retransmission timeouts by timestamps (RFC 3522) and undo their window reduction, as
     Linux does (F-RTO); off: every RTO's reduction stands."""
+    loss_detection: Literal["dupack", "rack"] = "dupack"
+    """How lost packets are found: "dupack" (RFC 6675: three packets SACKed above a hole) or "rack" (RACK-TLP,
+    RFC 8985, as Linux runs it: by time, with a reordering window that widens when the path reorders, and tail
+    loss probes). Needs ``sack``."""
+    undo: bool = False
+    """Undo window reductions shown spurious, as Linux does: a fast recovery whose retransmissions all come back
+    D-SACKed or whose hole the original filled (timestamps), an RTO likewise or by F-RTO; includes ``rto_undo``."""
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
     receive_window: Optional[Quantity] = None
 
@@ -1049,6 +1056,14 @@ class _Resolver:
             out["cwnd_validation"] = True
         if t.tlp:
             out["tlp"] = True
+        if t.loss_detection == "rack":
+            if not t.sack:
+                self.err(at("loss_detection"), 'must be "dupack" when sack = false (RACK finds losses from SACK '
+                         'blocks), got "rack"')
+                return None
+            out["loss_detection"] = "rack"
+        if t.undo:
+            out["undo"] = True
         if t.receive_window is not None:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)

@@ -9,10 +9,11 @@
 //! recovery (an algorithm that needs SACK blocks gets them: `cc = "sack"` with `sack = false` still
 //! runs RFC 6675).
 
-use crate::spec::{FlowSpec, TransportSpec};
+use crate::spec::{FlowSpec, LossDetectionKind, TransportSpec};
 use cclab_cc::cc::Recovery;
 use cclab_cc::registry;
 use cclab_cc::time::from_secs;
+use cclab_transport::LossDetection;
 use cclab_transport::Config;
 
 impl TransportSpec {
@@ -49,6 +50,11 @@ impl TransportSpec {
             rto_undo: self.rto_undo,
             cwnd_validation: self.cwnd_validation,
             tlp: self.tlp,
+            loss_detection: match self.loss_detection {
+                LossDetectionKind::Dupack => LossDetection::DupAck,
+                LossDetectionKind::Rack => LossDetection::Rack,
+            },
+            undo: self.undo,
             ..Config::default()
         }
     }
@@ -115,5 +121,13 @@ mod tests {
         let d = TransportSpec::default().config(52, 1448, None);
         assert_eq!(d.max_window, Config::default().max_window);
         assert_eq!(d.dupthresh, Config::default().dupthresh);
+        assert_eq!((d.loss_detection, d.undo), (LossDetection::DupAck, false));
+        let r = TransportSpec {
+            loss_detection: LossDetectionKind::Rack,
+            undo: true,
+            ..TransportSpec::default()
+        }
+        .config(52, 1448, None);
+        assert_eq!((r.loss_detection, r.undo), (LossDetection::Rack, true));
     }
 }

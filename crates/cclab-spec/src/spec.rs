@@ -138,6 +138,26 @@ pub struct TransportSpec {
     /// Tail loss probes with RACK for original transmissions (RFC 8985) (default off).
     #[serde(default, skip_serializing_if = "is_false")]
     pub tlp: bool,
+    /// Loss detection for original transmissions: `dupack` (default: RFC 6675's DupThresh) or `rack`
+    /// (RACK-TLP, RFC 8985, with Linux's adaptive reordering window).
+    #[serde(default, skip_serializing_if = "is_dupack")]
+    pub loss_detection: LossDetectionKind,
+    /// Undo window reductions shown spurious (D-SACK, timestamps, F-RTO) as Linux does (default off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub undo: bool,
+}
+
+/// `[transport] loss_detection`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetectionKind {
+    #[default]
+    Dupack,
+    Rack,
+}
+
+fn is_dupack(l: &LossDetectionKind) -> bool {
+    *l == LossDetectionKind::Dupack
 }
 
 fn is_false(b: &bool) -> bool {
@@ -163,6 +183,8 @@ impl Default for TransportSpec {
             hystart: false,
             cwnd_validation: false,
             tlp: false,
+            loss_detection: LossDetectionKind::Dupack,
+            undo: false,
         }
     }
 }
