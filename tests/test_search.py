@@ -17,7 +17,7 @@ from cclab.runner import run
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "searches" / "shrew_base.toml"
 
-# A small search on the shipped shrew scenario (one 25 s NewReno flow, 15 Mbit/s, min RTO 1 s): CMA-ES with a
+# A small search on the shipped shrew scenario (one 25 s NewReno flow, 15 Mbit/s, 100 ms, min RTO 1 s): CMA-ES with a
 # population of 6 for two generations, and 12 random candidates; 25 runs of ~0.2 s each.
 TINY = f"""
 scenario = "{BASE}"
@@ -130,11 +130,11 @@ def test_best_scenario_reproduces_exactly(tiny: tuple[Path, Path, dict]) -> None
 
 def test_tiny_shrew_search_finds_the_attack(tiny: tuple[Path, Path, dict]) -> None:
     _, _, r = tiny
-    # Without the attacker the flow gets ~14.5 Mbit/s of 15. Bursts at ≤ 20 % mean rate that merely took their
-    # share would leave ≥ 80 % of it; periods near the 1 s minimum RTO cut it far more (docs/search.md). With
-    # this tiny budget the best found left 0.458, 0.426, 0.419, 0.471, 0.406, 0.274 of it for search seeds 1-6
-    # (seed 3 here): asking for ≤ 0.6 is well past a fair share's 0.8 and 0.13 above the worst seed measured.
-    assert r["best"]["objective"] <= 0.6 * r["baseline"], (r["best"], r["baseline"])
+    # Without the attacker the flow gets ~14.5 Mbit/s of 15. Bursts at <= 20 % mean rate that merely took their
+    # share would leave >= 80 % of it; periods that keep the flow in timeouts cut it far more (docs/search.md).
+    # With this tiny budget the best found left 0.182, 0.153, 0.104, 0.154, 0.201, 0.168 of it for search seeds
+    # 1-6 (seed 3 here): asking for <= 0.35 is well past a fair share's 0.8 and 0.15 above the worst seed.
+    assert r["best"]["objective"] <= 0.35 * r["baseline"], (r["best"], r["baseline"])
 
 
 def test_loss_and_delay_adversaries_set_their_keys(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def top_table(s: Search, recs: list[dict]) -> Any:
     seen, rows = set(), []
     for r in sorted(recs, key=lambda r: (loss(s, r), r["method"], r["n"])):
         key = json.dumps(r["values"], sort_keys=True)
-        if key in seen:
+        if key in seen or r.get("invalid"):  # a candidate the scenario rules refused has no run to show
             continue
         seen.add(key)
         rows.append({"method": r["method"], "evaluation": r["n"], **r["values"], "objective": r["objective"],
