@@ -104,6 +104,10 @@ fn cmd_run(args: &[String]) -> ExitCode {
     let Some(spec_path) = spec_path else {
         return usage();
     };
+    if let Err(e) = cclab_net::sys::check_tunings() {
+        eprintln!("cclab-net: {e}");
+        return ExitCode::from(2);
+    }
     let text = if spec_path == "-" {
         let mut s = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut s) {

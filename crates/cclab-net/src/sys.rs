@@ -121,10 +121,40 @@ pub fn data_key(flow_id: u32) -> cclab_transport::DataKey {
     [half(0), half(1)]
 }
 
-/// Whether the environment variable `name` is set to 0: how each of the real datapath's machine
-/// tunings (`CCLAB_NET_PRIORITY`, `CCLAB_NET_PIN`, `CCLAB_NET_SPIN`) is turned off.
+/// The real datapath's machine tunings, each turned off by setting its variable to 0.
+pub const TUNINGS: [&str; 4] = [
+    "CCLAB_NET_PRIORITY",
+    "CCLAB_NET_PIN",
+    "CCLAB_NET_SPIN",
+    "CCLAB_NET_ACK_TIMESTAMPS",
+];
+
+/// Whether the environment variable `name` is set to 0: how each of [`TUNINGS`] is turned off.
+/// [`check_tunings`] has refused any other value than 0 or 1 before a run starts.
 pub fn turned_off(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| v == "0")
+}
+
+/// Every tuning variable that is set holds 0 or 1 (empty counts as unset). Why refuse rather than
+/// ignore: `CCLAB_NET_PIN=off` used to leave pinning on without a word, and a comparison the user
+/// believed ran unpinned did not.
+pub fn check_tunings() -> Result<(), String> {
+    check_tunings_in(|name| std::env::var_os(name))
+}
+
+fn check_tunings_in(get: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<(), String> {
+    for name in TUNINGS {
+        match get(name) {
+            Some(v) if !(v.is_empty() || v == "0" || v == "1") => {
+                return Err(format!(
+                    "{name}={}: allowed values are 0 (turn the tuning off) or 1 (on, the default)",
+                    v.to_string_lossy()
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Gives the CPU to any other runnable thread on it, if there is one (`sched_yield`).
@@ -737,4 +767,29 @@ fn thread_affinity() -> Option<libc::cpu_set_t> {
 /// The CPUs of a mask (bit c = CPU c), in order.
 pub fn cpus_of(mask: u64) -> impl Iterator<Item = usize> {
     (0..64).filter(move |c| mask >> c & 1 == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tuning_variable_other_than_0_or_1_is_refused_by_name() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert!(check_tunings_in(env(&[])).is_ok());
+        assert!(check_tunings_in(env(&[("CCLAB_NET_PIN", "0"), ("CCLAB_NET_SPIN", "1")])).is_ok());
+        assert!(check_tunings_in(env(&[("CCLAB_NET_PRIORITY", "")])).is_ok());
+        let e = check_tunings_in(env(&[("CCLAB_NET_PIN", "off")])).unwrap_err();
+        assert!(
+            e.starts_with("CCLAB_NET_PIN=off: allowed values are 0"),
+            "{e}"
+        );
+    }
 }
