@@ -129,8 +129,8 @@ def _metrics(raw: Any, grid: dict) -> list[derived.Metric]:
 def load_metrics(path: Path) -> list[derived.Metric]:
     """The derived metrics (``[[metrics]]``) of a sweep file, checked (docs/sweep.md "Derived metrics")."""
     data = _read_toml(Path(path), "", "sweep file")
-    grid = data.get("grid") if isinstance(data.get("grid"), dict) else {}
-    return _metrics(data.get("metrics"), grid)
+    grid = data.get("grid")
+    return _metrics(data.get("metrics"), grid if isinstance(grid, dict) else {})
 
 
 def _short(v: Any) -> str:
