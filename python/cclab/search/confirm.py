@@ -116,16 +116,16 @@ def confirm(s: Search, top: Any, out: Path, mode: str, n: int = 3, repeats: int 
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
-    ok, why = net.check()
+    ok, reason = net.check()
     if not ok:
-        raise net.NetUnavailable(why)
+        raise net.NetUnavailable(reason)
     seeds = [s.seeds[0] + i for i in range(repeats)]
     folder = out / f"confirm-{mode}"
     folder.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     base_real = for_mode(s.base, mode)
     why_base = unsupported(base_real)
-    base = {"sim": _sim(s, s.base, seeds, out, workers),
+    base: dict[str, Any] = {"sim": _sim(s, s.base, seeds, out, workers),
             "real": None if why_base else _real(s, base_real, seeds, folder / "base", on_run),
             "unsupported": why_base}
     for rank, r in enumerate(top.head(n).to_dict("records"), 1):
