@@ -12,6 +12,7 @@
 //!   (one table row each).
 //! * [`aqm`]: queue disciplines (drop-tail, RED, MaxNet price AQM) behind [`aqm::QueueDiscipline`].
 //! * [`packet_pair`]: packet-pair capacity samples (Libra, Madison).
+//! * [`cross`]: cross traffic's timing laws (CBR, Poisson, on/off, transfer arrivals), for both drivers.
 //! * [`impair`]: netem-like jitter, reordering and duplication, for both drivers.
 //! * [`trace_link`]: trace-driven link capacity (mahimahi's delivery opportunities), for both drivers.
 //! * [`params`]: typed reading of a scenario's `params` table with "unknown parameter" errors.
@@ -19,6 +20,7 @@
 pub mod algorithms;
 pub mod aqm;
 pub mod cc;
+pub mod cross;
 pub mod env;
 pub mod hystart;
 pub mod impair;

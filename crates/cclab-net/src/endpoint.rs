@@ -673,7 +673,26 @@ impl SenderSetup {
         flow_id: u32,
         run_seed: u64,
     ) -> io::Result<SenderSetup> {
-        let built = build_flow_sender(cc, f, flow_id, run_seed)
+        Self::seeded(
+            sock,
+            f,
+            cc,
+            dst,
+            flow_id,
+            flow_seed(run_seed, flow_id as u64),
+        )
+    }
+
+    /// A sender whose algorithm gets `seed` itself (a short transfer: the simulator's seed for it).
+    pub fn seeded(
+        sock: UdpSocket,
+        f: &FlowSpec,
+        cc: &str,
+        dst: SocketAddr,
+        flow_id: u32,
+        seed: u64,
+    ) -> io::Result<SenderSetup> {
+        let built = build_sender(cc, &f.params, &sender_env(f, seed))
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         tune(&sock)?;
         if !sys::turned_off("CCLAB_NET_ACK_TIMESTAMPS") {

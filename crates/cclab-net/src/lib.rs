@@ -5,7 +5,9 @@
 //! * [`wire`]: checked view + parse/emit of our UDP transport header.
 //! * [`ip`]: IPv4/UDP/TCP inspection and in-place rewrites with incremental checksums (RFC 1624).
 //! * [`emulator`]: the link emulator (sans-IO core + TUN event loop).
-//! * [`hosts`]: the dumbbell's two hosts (anonymous namespaces + TUN).
+//! * [`hosts`]: the two hosts (anonymous namespaces + TUN).
+//! * [`topology`]: paths and cross traffic a spec may ask for; the emulator that carries them.
+//! * [`transfers`]: short transfers (`kind = "transfers"`) as real flows of our transport.
 //! * [`run`]: a whole run from a `RunSpec` in named steps (hosts, emulator, flows, sampling).
 //! * [`report`]: the run's result (types, sampling step, summary over the measure window).
 //! * [`plan`]: the port plan (flow i ↔ port); [`probe`]: what flow threads report to the sampler.
@@ -27,6 +29,8 @@ pub mod report;
 pub mod run;
 pub mod sys;
 pub mod tcp;
+pub mod topology;
+pub mod transfers;
 pub mod wire;
 
 /// The run specification (`cclab-spec`, shared with the simulator): a sim run and a real run of one

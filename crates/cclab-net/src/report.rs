@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use serde::Serialize;
 
 use crate::disturbance::{self, Stalls};
-use crate::emulator::{self, Dir, Finished, LoopStats};
+use crate::emulator::{self, Finished, LoopStats};
 use crate::probe::FlowProbe;
 use crate::spec::RunSpec;
 use crate::tcp;
@@ -141,6 +141,19 @@ pub struct NetInfo {
     /// fallback, its ACK-to-decision delay and CPU (`cclab_bpf::controller::stats_json`); None when
     /// no flow used it.
     pub kernel_datapath: Option<serde_json::Value>,
+    /// Unresponsive cross-traffic sources generated inside the emulator, in the spec's `traffic`
+    /// order (`transfers` sources excluded): packets offered and packets that reached the path's end.
+    pub cross: Vec<CrossResult>,
+}
+
+/// One unresponsive cross-traffic source's counters over the whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrossResult {
+    /// Index of the source in the spec's `traffic`.
+    pub traffic: usize,
+    pub kind: String,
+    #[serde(flatten)]
+    pub counters: emulator::CrossCounters,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -156,6 +169,8 @@ pub struct RunResult {
     pub stats_by_cc: BTreeMap<String, WindowSummary>,
     pub stats_total: WindowSummary,
     pub net: NetInfo,
+    /// `transfers` sources, as the simulator's `summary.json` has them (docs/scenario.md).
+    pub transfers: Vec<crate::transfers::TransferResult>,
     pub warnings: Vec<String>,
 }
 
@@ -248,6 +263,7 @@ pub(crate) fn sample_flow(ser: &mut FlowSeries, t: f64, p: &FlowProbe) {
 /// to its edges), the disturbance the machine caused, and every series.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn summarise(
+    transfers: Vec<crate::transfers::TransferResult>,
     spec: &RunSpec,
     mode: &'static str,
     starts: &[Nanos],
@@ -285,10 +301,8 @@ pub(crate) fn summarise(
         })
         .collect();
     // Utilisation is against that capacity.
-    let links: Vec<LinkResult> = [Dir::Fwd, Dir::Rev]
-        .into_iter()
-        .enumerate()
-        .map(|(d, dir)| link_result(d, dir, &fin, capacity[d], [m0, m1]))
+    let links: Vec<LinkResult> = (0..fin.emulator.n_links())
+        .map(|d| link_result(d, &fin, capacity[d], [m0, m1]))
         .collect();
     let flow_stalls: Vec<_> = probes
         .iter()
@@ -355,6 +369,18 @@ pub(crate) fn summarise(
             ));
         }
     }
+    let cross: Vec<CrossResult> = spec
+        .traffic
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.kind != "transfers")
+        .zip(fin.emulator.cross_counters())
+        .map(|((i, t), c)| CrossResult {
+            traffic: i,
+            kind: t.kind.clone(),
+            counters: c,
+        })
+        .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
     let mut by_cc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for f in &flows {
@@ -384,7 +410,9 @@ pub(crate) fn summarise(
             ingress: fin.emulator.ingress,
             interrupted,
             kernel_datapath: kernel_datapath.map(cclab_bpf::controller::stats_json),
+            cross,
         },
+        transfers,
         warnings,
     }
 }
@@ -436,8 +464,8 @@ fn mean_sojourn(l: &LinkSeries, a: f64, b: f64) -> f64 {
 /// or with link jitter): at each sample, its smoothed RTT minus what the emulated path accounts for —
 /// the configured round-trip propagation, one data packet's transmission at the bottleneck's capacity
 /// in the window (a trace's mean, or the rate), and the mean sojourn in
-/// the data link's queue (over the sample interval shifted back by half the RTT, when the packets now
-/// acknowledged were queued) and in the ACK link's. What remains is what the hosts added: their
+/// the data path's queues (over the sample interval shifted back by half the RTT, when the packets now
+/// acknowledged were queued) and in the ACK path's. What remains is what the hosts added: their
 /// stacks, our threads' wake-ups, the emulator's lateness. It is an estimate: the smoothed RTT and the
 /// interval's mean sojourn describe slightly different packets, so a fast-changing queue adds a
 /// ± error of a fraction of its change per interval, which the median mostly cancels.
@@ -449,18 +477,20 @@ fn host_latency_ms(
     capacity_bps: &[f64],
     [m0, m1]: [f64; 2],
 ) -> Option<[f64; 2]> {
-    let (d, a) = if crate::run::reverse(f) == Some(true) {
-        (1, 0)
-    } else {
-        (0, 1)
-    };
     // Jitter is delay variation the emulator adds on purpose, which this estimate cannot tell from the
     // hosts' (with order kept it skews delays up: 1.5 ms of "host latency" on a 20 ms ± 5 ms link).
     if spec.links.iter().any(|l| l.jitter > 0.0) {
         return None;
     }
-    let tx = if capacity_bps[d] > 0.0 {
-        f.transport.packet_size as f64 * 8.0 / capacity_bps[d]
+    // One data packet's transmission at the path's slowest link (the bottleneck).
+    let slowest = f
+        .path
+        .iter()
+        .map(|&d| capacity_bps[d])
+        .filter(|&c| c > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let tx = if slowest.is_finite() {
+        f.transport.packet_size as f64 * 8.0 / slowest
     } else {
         0.0
     };
@@ -470,8 +500,15 @@ fn host_latency_ms(
         .filter(|&k| ser.t[k] >= m0 && ser.t[k] <= m1 && ser.srtt[k] > 0.0)
         .map(|k| {
             let (t0, t1) = (ser.t[k - 1], ser.t[k]);
-            let q = mean_sojourn(&links[d].series, t0 - shift, t1 - shift)
-                + mean_sojourn(&links[a].series, t0, t1);
+            let q = f
+                .path
+                .iter()
+                .map(|&d| mean_sojourn(&links[d].series, t0 - shift, t1 - shift))
+                .sum::<f64>()
+                + f.ack_path
+                    .iter()
+                    .map(|&a| mean_sojourn(&links[a].series, t0, t1))
+                    .sum::<f64>();
             (ser.srtt[k] - base - q) * 1e3
         })
         .collect();
@@ -540,14 +577,8 @@ fn flow_result(
     }
 }
 
-/// Link `d`'s (direction `dir`) series from the emulator's samples and its summary over the window.
-fn link_result(
-    d: usize,
-    dir: Dir,
-    fin: &Finished,
-    rate_bps: f64,
-    [m0, m1]: [f64; 2],
-) -> LinkResult {
+/// Link `d`'s series from the emulator's samples and its summary over the window.
+fn link_result(d: usize, fin: &Finished, rate_bps: f64, [m0, m1]: [f64; 2]) -> LinkResult {
     let mut ls = LinkSeries::default();
     for smp in &fin.samples {
         let sn = &smp.links[d];
@@ -583,13 +614,13 @@ fn link_result(
     };
     LinkResult {
         id: d,
-        queue: fin.emulator.queue_name(dir).to_string(),
+        queue: fin.emulator.queue_name(d).to_string(),
         utilization: util,
         drops,
         marks,
         mean_queue_pkts: mean_q,
         max_queue_pkts: max_q,
-        counters: fin.emulator.counters(dir),
+        counters: fin.emulator.link_counters(d),
         series: ls,
     }
 }

@@ -2,9 +2,10 @@
 //! TCP for `cc = "kernel:<name>"`, our transport otherwise), sampling, and a JSON result shaped like the
 //! simulator's summary (docs/scenario.md) plus the time series ([`crate::report`]).
 //!
-//! Topology: the dumbbell convention of `RunSpec` — link 0 forward (host A → B), link 1 reverse; every
-//! flow's path must be `[0]` and its ACK path `[1]`; per-flow `extra_delay_fwd/rev` become per-flow access
-//! delays in the emulator, keyed by the flow's port ([`crate::plan`]).
+//! Topology ([`crate::topology`]): any spec's directional links, each flow's packets sent through its own
+//! path's links in order; per-flow `extra_delay_fwd/rev` become per-flow access delays in the emulator,
+//! keyed by the flow's port ([`crate::plan`]). Cross traffic: unresponsive sources inside the emulator,
+//! short transfers as real flows of our transport ([`crate::transfers`]).
 //!
 //! [`run_with`] reads top-down as its steps: check, hosts, emulator, (loopback) endpoints bound before the
 //! relay starts, start times, flow threads, the sampler, stop and collect, the summary.
@@ -20,7 +21,7 @@ use cclab_cc::rng;
 use cclab_cc::time::{from_secs, to_secs, Nanos};
 
 use crate::disturbance;
-use crate::emulator::{self, relay::Relay, Emulator, LinkConfig};
+use crate::emulator::{self, relay::Relay};
 use crate::endpoint::{ReceiverSetup, SenderSetup};
 use crate::hosts::Dumbbell;
 use crate::plan::flow_port;
@@ -87,24 +88,11 @@ pub const BPF_REFUSED: &[(&str, &str)] = &[(
     "needs the router price carried in our own header, which Linux TCP has no field for",
 )];
 
-/// Whether flow `f` runs in the reverse direction (data B → A over link 1, ACKs over link 0); None if
-/// its paths are neither of the dumbbell's two directions.
-pub fn reverse(f: &crate::spec::FlowSpec) -> Option<bool> {
-    match (f.path.as_slice(), f.ack_path.as_slice()) {
-        ([0], [1]) => Some(false),
-        ([1], [0]) => Some(true),
-        _ => None,
-    }
-}
+pub use crate::topology::reverse;
 
 /// Checks what the real datapath supports; the error names the field.
 pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
-    if spec.links.len() != 2 {
-        return Err(RunError::Spec(format!(
-            "links: the real datapath runs a dumbbell (link 0 forward, link 1 reverse), got {} links",
-            spec.links.len()
-        )));
-    }
+    crate::topology::validate(spec, false)?;
     for (i, l) in spec.links.iter().enumerate() {
         if !(l.rate_bps > 0.0 && l.rate_bps <= MAX_RATE_BPS) {
             return Err(RunError::Spec(format!(
@@ -113,24 +101,12 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
             )));
         }
     }
-    if !spec.traffic.is_empty() {
-        return Err(RunError::Spec(
-            "traffic: cross traffic is not supported on the real datapath yet".into(),
-        ));
-    }
     if spec.flows.len() > 64 {
         return Err(RunError::Spec(
             "flows: at most 64 flows on the real datapath".into(),
         ));
     }
     for (i, f) in spec.flows.iter().enumerate() {
-        if reverse(f).is_none() {
-            return Err(RunError::Spec(format!(
-                "flows[{i}].path: must be [0] with ack_path [1] (dumbbell), or [1] with ack_path [0] \
-                 (a reverse flow), got {:?} and {:?}",
-                f.path, f.ack_path
-            )));
-        }
         match flow_kind(&f.cc) {
             FlowKind::Kernel(k) if !tcp::KERNEL_CCS.contains(&k.as_str()) => {
                 return Err(RunError::Spec(format!(
@@ -172,8 +148,9 @@ pub enum Mode {
 /// What loopback mode cannot run (besides [`validate`]): kernel TCP, which would need the TUN mode's
 /// IP-level forwarding. The error names the field.
 pub fn validate_loopback(spec: &RunSpec) -> Result<(), RunError> {
+    crate::topology::validate(spec, true)?;
     for (i, f) in spec.flows.iter().enumerate() {
-        if reverse(f) == Some(true) {
+        if reverse(f) {
             return Err(RunError::Spec(format!(
                 "flows[{i}].path: a reverse flow needs the namespace mode (loopback mode relays one \
                  direction of data)"
@@ -229,7 +206,7 @@ pub fn run_with(
         }
         Mode::Loopback => None,
     };
-    let emu = build_emulator(spec)?;
+    let emu = crate::topology::build_emulator(spec)?;
     let controller = match mode {
         Mode::Tun => start_controller(spec)?,
         Mode::Loopback => None,
@@ -277,6 +254,7 @@ pub fn run_with(
         .collect();
     let stop = AtomicBool::new(false);
     let mut sampled = Sampled::new(spec.flows.len());
+    let xfers = crate::transfers::Results::default();
 
     let scoped = std::thread::scope(|s| -> Result<Vec<String>, RunError> {
         let mut handles = Vec::new();
@@ -295,6 +273,9 @@ pub fn run_with(
             &mut handles,
         );
         if setup.is_ok() {
+            if let Some(h) = hosts.as_ref() {
+                spawn_transfers(s, spec, h, clock, &stop, &xfers, &mut handles);
+            }
             sample_until_end(spec, &clock, sample_every, interrupt, &probes, &mut sampled);
         }
         stop.store(true, Ordering::Relaxed);
@@ -317,7 +298,10 @@ pub fn run_with(
             .collect();
     }
     drop(hosts);
+    let mut xfers = xfers.into_inner().unwrap_or_default();
+    xfers.sort_by_key(|r| r.traffic);
     Ok(report::summarise(
+        xfers,
         spec,
         match mode {
             Mode::Tun => "tun",
@@ -398,26 +382,6 @@ fn check(spec: &RunSpec, mode: Mode) -> Result<(), RunError> {
     } else {
         Ok(())
     }
-}
-
-/// The emulator with the spec's two links and every flow's access delays (keyed by its port).
-fn build_emulator(spec: &RunSpec) -> Result<Emulator, RunError> {
-    let packet_size = spec.flows.first().map_or(1500, |f| f.transport.packet_size);
-    let mut emu = Emulator::new(
-        LinkConfig::from_spec(&spec.links[0], packet_size),
-        LinkConfig::from_spec(&spec.links[1], packet_size),
-        spec.seed,
-    )
-    .map_err(|e| RunError::Spec(format!("links.queue_params: {e}")))?;
-    for (i, f) in spec.flows.iter().enumerate() {
-        emu.add_flow_delay(
-            flow_port(i),
-            from_secs(f.extra_delay_fwd),
-            from_secs(f.extra_delay_rev),
-            reverse(f) == Some(true),
-        );
-    }
-    Ok(emu)
 }
 
 /// Both ends of a loopback-mode flow, bound before the run starts.
@@ -510,7 +474,7 @@ fn spawn_flows<'scope, 'env>(
         }
         let hosts = hosts.expect("TUN mode has hosts");
         // A reverse flow sends from host B to a receiver on host A.
-        let (snd, rcv) = if reverse(f) == Some(true) {
+        let (snd, rcv) = if reverse(f) {
             (&hosts.b, &hosts.a)
         } else {
             (&hosts.a, &hosts.b)
@@ -574,6 +538,34 @@ fn spawn_flows<'scope, 'env>(
         }
     }
     Ok(())
+}
+
+/// Starts one manager thread per `transfers` source ([`crate::transfers`]); each pushes its result
+/// into `results` when it ends.
+fn spawn_transfers<'scope, 'env>(
+    s: &'scope Scope<'scope, 'env>,
+    spec: &'env RunSpec,
+    hosts: &'env Dumbbell,
+    clock: Clock,
+    stop: &'env AtomicBool,
+    results: &'env crate::transfers::Results,
+    handles: &mut Vec<ScopedJoinHandle<'scope, io::Result<()>>>,
+) {
+    let measure = [from_secs(spec.measure[0]), from_secs(spec.measure[1])];
+    let end = from_secs(spec.duration);
+    let sources = spec
+        .traffic
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.kind == "transfers");
+    for (k, (i, t)) in sources.enumerate() {
+        handles.push(spawn_named(s, format!("x{k}-mgr"), move || {
+            let r =
+                crate::transfers::run_source(i, k, t, hosts, clock, spec.seed, measure, end, stop)?;
+            results.lock().unwrap().push(r);
+            Ok(())
+        }));
+    }
 }
 
 /// The sampler (the calling thread): every sample interval until the end or an interrupt, each flow's

@@ -8,9 +8,13 @@
 //! with timer slack 1 ns.
 
 pub mod core;
+pub mod link;
 pub mod relay;
 
-pub use self::core::{Dir, Emulator, IngressCounters, LinkConfig, LinkCounters, LinkSnapshot};
+pub use self::core::{
+    CrossCounters, Dir, Emulator, FlowRoute, IngressCounters, LinkConfig, LinkCounters,
+    LinkSnapshot,
+};
 
 use std::io;
 use std::os::fd::RawFd;
@@ -327,11 +331,11 @@ pub fn drive<P: Ports>(
 /// Default [`LoopControl::spin_max`].
 pub const DEFAULT_SPIN_MAX: Nanos = 60_000;
 
-/// One time-series sample of both links.
+/// One time-series sample of every link (in link order).
 #[derive(Clone, Debug, Serialize)]
 pub struct LinkSample {
     pub t: Nanos,
-    pub links: [LinkSnapshot; 2],
+    pub links: Vec<LinkSnapshot>,
 }
 
 /// What an emulator thread hands back when stopped.
@@ -374,7 +378,7 @@ pub struct Placement {
     pub cpu: Option<usize>,
 }
 
-/// Starts [`drive`] over `ports` on a thread named `name`, sampling both links every `sample_every`.
+/// Starts [`drive`] over `ports` on a thread named `name`, sampling every link every `sample_every`.
 pub fn spawn_on<P: Ports + Send + 'static>(
     mut emu: Emulator,
     mut ports: P,
@@ -399,7 +403,7 @@ pub fn spawn_on<P: Ports + Send + 'static>(
             let stats = drive(&mut emu, &mut ports, &clock, ctl, |t, e| {
                 samples.push(LinkSample {
                     t,
-                    links: [e.snapshot(Dir::Fwd), e.snapshot(Dir::Rev)],
+                    links: e.snapshots(),
                 })
             })?;
             Ok(Finished {
