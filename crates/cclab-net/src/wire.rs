@@ -10,7 +10,8 @@
 //!   0      magic 0xCC
 //!   1      version (high nibble, = 1) | kind (low nibble: 1 data, 2 ack)
 //!   2      flags (data: the packet's flags; ack: the acked packet's flags) — cclab_cc::cc::flags
-//!   3      bits: data: bit0 ECT, bit1 CE; ack: bit0 ECE, bits 4–5 number of SACK blocks; rest zero
+//!   3      bits: data: bit0 ECT, bit1 CE; ack: bit0 ECE, bit1 D-SACK (the first SACK block reports a
+//!          duplicate, RFC 2883), bits 4–5 number of SACK blocks; rest zero
 //!   4..8   flow id
 //!   8..11  24-bit router field: data = MaxNet forward field (written by routers); ack = echo field
 //!   11     reserved, zero
@@ -34,7 +35,7 @@
 //! payload field (32 + 8 for a payload under 8 bytes), an ACK's length must equal 48 + 16·n, and SACK
 //! blocks must be non-empty
 //! (`start < end`; whether they lie above the cumulative ACK is the scoreboard's business, since a
-//! reordered ACK may carry stale blocks). Anything else is [`Error::Malformed`]: a
+//! reordered ACK may carry stale blocks), and the D-SACK bit needs a block to refer to (n ≥ 1). Anything else is [`Error::Malformed`]: a
 //! transport endpoint counts and drops it, so a corrupted or foreign datagram can never reach the
 //! sender's scoreboard. Strictness also makes `parse(emit(x)) == x` hold for every valid `x`.
 //!
@@ -91,6 +92,8 @@ pub mod field {
 const BIT_ECT: u8 = 1 << 0;
 const BIT_CE: u8 = 1 << 1;
 const BIT_ECE: u8 = 1 << 0;
+/// `AckSegment::dsack`: the first SACK block is a D-SACK block. The ACK's bit 1, as the data's CE.
+const BIT_DSACK: u8 = 1 << 1;
 const SACK_SHIFT: u8 = 4;
 const SACK_BITS: u8 = 0b11 << SACK_SHIFT;
 
@@ -182,7 +185,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         }
         match b[field::VER_KIND] & 0x0F {
             KIND_DATA if b[field::BITS] & !(BIT_ECT | BIT_CE) == 0 => Ok(()),
-            KIND_ACK if b[field::BITS] & !(BIT_ECE | SACK_BITS) == 0 => Ok(()),
+            KIND_ACK if b[field::BITS] & !(BIT_ECE | BIT_DSACK | SACK_BITS) == 0 => Ok(()),
             _ => Err(Error::Malformed),
         }
     }
@@ -204,7 +207,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
             }
         } else {
             let n = ((b[field::BITS] & SACK_BITS) >> SACK_SHIFT) as usize;
-            if n > MAX_SACK_BLOCKS {
+            // A D-SACK flag without a block is malformed: it would be a second encoding of the
+            // ACK without it.
+            if n > MAX_SACK_BLOCKS || (n == 0 && b[field::BITS] & BIT_DSACK != 0) {
                 return Err(Error::Malformed);
             }
             let want = ACK_HEADER_LEN + n * SACK_BLOCK_LEN;
@@ -260,6 +265,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     pub fn ece(&self) -> bool {
         self.is_ack() && self.b()[field::BITS] & BIT_ECE != 0
+    }
+    /// The ACK's first SACK block is a D-SACK block (RFC 2883).
+    pub fn dsack(&self) -> bool {
+        self.is_ack() && self.b()[field::BITS] & BIT_DSACK != 0
     }
     // --- data ---
     pub fn seq(&self) -> u64 {
@@ -365,8 +374,7 @@ impl Repr {
                 acked_bytes: p.acked_bytes(),
                 echo_field: p.router_field(),
                 ece: p.ece(),
-                // D-SACK is not yet carried on the wire (one bit of BITS is free for it).
-                dsack: false,
+                dsack: p.dsack(),
             })
         };
         Ok(Repr {
@@ -414,7 +422,11 @@ impl Repr {
                 let n = (a.n_sack as usize).min(MAX_SACK_BLOCKS);
                 b[field::VER_KIND] = VERSION << 4 | KIND_ACK;
                 b[field::FLAGS] = a.acked_flags;
-                b[field::BITS] = if a.ece { BIT_ECE } else { 0 } | (n as u8) << SACK_SHIFT;
+                // A D-SACK flag with no block to refer to is dropped rather than sent malformed.
+                let dsack = a.dsack && n > 0;
+                b[field::BITS] = if a.ece { BIT_ECE } else { 0 }
+                    | if dsack { BIT_DSACK } else { 0 }
+                    | (n as u8) << SACK_SHIFT;
                 p.put_u32(field::FLOW, self.flow_id);
                 p.set_router_field(a.echo_field);
                 p.put_u64(field::CUM_ACK.start, a.cum_ack);
@@ -481,15 +493,50 @@ mod tests {
         }
     }
 
+    fn dsack_ack() -> Repr {
+        let mut r = ack();
+        if let Body::Ack(a) = &mut r.body {
+            a.sack[0] = SackBlock { start: 3, end: 4 }; // below cum_ack: a duplicate
+            a.dsack = true;
+        }
+        r
+    }
+
     #[test]
     fn round_trips_and_lengths() {
-        for r in [data(), ack()] {
+        for r in [data(), ack(), dsack_ack()] {
             let v = r.to_vec();
             assert_eq!(v.len(), r.buffer_len());
             assert_eq!(Repr::parse_bytes(&v), Ok(r));
         }
         assert_eq!(data().to_vec().len(), 132);
         assert_eq!(ack().to_vec().len(), 80);
+        assert_eq!(
+            dsack_ack().to_vec()[field::BITS],
+            BIT_ECE | BIT_DSACK | 2 << SACK_SHIFT
+        );
+    }
+
+    #[test]
+    fn dsack_needs_a_block() {
+        // Set by hand on an ACK without blocks: refused (it would be a second encoding of that ACK).
+        let mut r = ack();
+        if let Body::Ack(a) = &mut r.body {
+            a.n_sack = 0;
+            a.sack = [SackBlock::default(); MAX_SACK_BLOCKS];
+        }
+        let mut v = r.to_vec();
+        assert_eq!(Repr::parse_bytes(&v), Ok(r));
+        v[field::BITS] |= BIT_DSACK;
+        assert_eq!(Repr::parse_bytes(&v), Err(Error::Malformed));
+        // Emitting such a segment drops the flag instead of writing that datagram.
+        if let Body::Ack(a) = &mut r.body {
+            a.dsack = true;
+        }
+        assert_eq!(r.to_vec()[field::BITS] & BIT_DSACK, 0);
+        // The bit means nothing on data, where bit 1 is CE.
+        let d = data().to_vec();
+        assert!(!Packet::new_checked(&d[..]).unwrap().dsack());
     }
 
     #[test]

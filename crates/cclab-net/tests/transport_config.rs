@@ -7,7 +7,8 @@
 use cclab_cc::cc::Recovery;
 use cclab_cc::registry::{build_sender, SenderEnv, SENDER_NAMES};
 use cclab_net::endpoint::{transport_config, WIRE_OVERHEAD};
-use cclab_net::spec::{FlowSpec, StartSpec, TransportSpec};
+use cclab_net::spec::spec::LossDetectionKind;
+use cclab_net::spec::{FlowSpec, ReceiverKind, StartSpec, TransportSpec};
 use cclab_transport::Config;
 
 fn flow(cc: &str, transport: TransportSpec) -> FlowSpec {
@@ -68,6 +69,10 @@ fn simulator_and_real_datapath_resolve_alike() {
             hystart: true,
             cwnd_validation: true,
             tlp: true,
+            receiver: ReceiverKind::Linux,
+            dsack: true,
+            loss_detection: LossDetectionKind::Rack,
+            undo: true,
         },
     ];
     for t in transports {

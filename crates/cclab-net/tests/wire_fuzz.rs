@@ -49,7 +49,13 @@ fn ack_strategy() -> impl Strategy<Value = Repr> {
         any::<u64>(),
         proptest::collection::vec(block, 0..=MAX_SACK_BLOCKS),
         (any::<u64>(), any::<u64>(), any::<u64>()),
-        (any::<u8>(), any::<u32>(), 0..=FIELD_MASK, any::<bool>()),
+        (
+            any::<u8>(),
+            any::<u32>(),
+            0..=FIELD_MASK,
+            any::<bool>(),
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
@@ -57,7 +63,7 @@ fn ack_strategy() -> impl Strategy<Value = Repr> {
                 cum_ack,
                 blocks,
                 (ts_echo, rx_time, acked_seq),
-                (acked_flags, acked_bytes, echo_field, ece),
+                (acked_flags, acked_bytes, echo_field, ece, dsack),
             )| {
                 let mut sack = [SackBlock::default(); MAX_SACK_BLOCKS];
                 sack[..blocks.len()].copy_from_slice(&blocks);
@@ -74,8 +80,8 @@ fn ack_strategy() -> impl Strategy<Value = Repr> {
                         acked_bytes,
                         echo_field,
                         ece,
-                        // Not yet on the wire: the decoder always gives false.
-                        dsack: false,
+                        // A D-SACK flag refers to the first block: only with one.
+                        dsack: dsack && !blocks.is_empty(),
                     }),
                 }
             },
@@ -97,6 +103,7 @@ fn touch_all(b: &[u8]) -> Result<Repr, Error> {
             p.ect(),
             p.ce(),
             p.ece(),
+            p.dsack(),
         );
     }
     let p = Packet::new_checked(b)?;
@@ -108,6 +115,7 @@ fn touch_all(b: &[u8]) -> Result<Repr, Error> {
         p.ect(),
         p.ce(),
         p.ece(),
+        p.dsack(),
     );
     if p.is_data() {
         let _ = (p.seq(), p.ts(), p.payload_len(), p.tag());

@@ -19,7 +19,7 @@ mod validate;
 
 pub use estimate::Estimate;
 pub use limits::Budget;
-pub use spec::{FlowSpec, LinkSpec, RunSpec, StartSpec, TrafficSpec, TransportSpec};
+pub use spec::{FlowSpec, LinkSpec, ReceiverKind, RunSpec, StartSpec, TrafficSpec, TransportSpec};
 
 /// A spec that cannot run: the field (a path into the run spec, `flows[2].transport`) and what is
 /// wrong with it. Drivers also report their own build errors (an algorithm's parameters) this way.

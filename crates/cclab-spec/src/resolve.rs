@@ -9,12 +9,12 @@
 //! recovery (an algorithm that needs SACK blocks gets them: `cc = "sack"` with `sack = false` still
 //! runs RFC 6675).
 
-use crate::spec::{FlowSpec, LossDetectionKind, TransportSpec};
+use crate::spec::{FlowSpec, LossDetectionKind, ReceiverKind, TransportSpec};
 use cclab_cc::cc::Recovery;
 use cclab_cc::registry;
 use cclab_cc::time::from_secs;
 use cclab_transport::LossDetection;
-use cclab_transport::Config;
+use cclab_transport::{delack, Config, ReceiverProfile};
 
 impl TransportSpec {
     /// The transport's settings for packets of `mss` payload and `header_bytes` header, with the
@@ -30,12 +30,28 @@ impl TransportSpec {
         } else {
             Recovery::NewReno
         });
+        // The Linux receiver's own count and timer stand in for delayed_ack and delack_timeout, here
+        // as well as in the receiver: the sender's probe timeout allows for the delayed ACK it expects.
+        let (receiver, delayed_ack, delack_timeout) = match self.receiver {
+            ReceiverKind::PerPacket => (
+                ReceiverProfile::PerPacket,
+                self.delayed_ack.max(1),
+                from_secs(self.delack_timeout),
+            ),
+            ReceiverKind::Linux => (
+                ReceiverProfile::Linux,
+                delack::LINUX_DELACK_SEGMENTS,
+                delack::LINUX_ATO,
+            ),
+        };
         Config {
             mss,
             header_bytes,
             initial_cwnd: self.initial_cwnd,
-            delayed_ack: self.delayed_ack.max(1),
-            delack_timeout: from_secs(self.delack_timeout),
+            delayed_ack,
+            delack_timeout,
+            receiver,
+            dsack: self.dsack,
             min_rto: from_secs(self.min_rto),
             // RunSpec::validate keeps min_rto <= the maximum RTO; should a spec that skipped it get
             // here, the maximum follows the minimum rather than the RTT estimator's clamp panicking.
@@ -129,5 +145,14 @@ mod tests {
         }
         .config(52, 1448, None);
         assert_eq!((r.loss_detection, r.undo), (LossDetection::Rack, true));
+        assert_eq!((d.receiver, d.dsack), (ReceiverProfile::PerPacket, false));
+        let l = TransportSpec {
+            receiver: ReceiverKind::Linux,
+            dsack: true,
+            ..TransportSpec::default()
+        }
+        .config(52, 1448, None);
+        assert_eq!((l.receiver, l.dsack), (ReceiverProfile::Linux, true));
+        assert_eq!((l.delayed_ack, l.delack_timeout), (2, 40_000_000));
     }
 }

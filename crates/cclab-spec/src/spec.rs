@@ -145,6 +145,26 @@ pub struct TransportSpec {
     /// Undo window reductions shown spurious (D-SACK, timestamps, F-RTO) as Linux does (default off).
     #[serde(default, skip_serializing_if = "is_false")]
     pub undo: bool,
+    /// The receiver's ACK policy: `per_packet` (default; `delayed_ack`, `delack_timeout`) or `linux`
+    /// (quick ACKs, then every second segment, 40 ms timer; `cclab_transport::delack`).
+    #[serde(default, skip_serializing_if = "is_per_packet")]
+    pub receiver: ReceiverKind,
+    /// The receiver reports duplicate segments as D-SACK blocks (RFC 2883) (default off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dsack: bool,
+}
+
+/// `[transport] receiver`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiverKind {
+    #[default]
+    PerPacket,
+    Linux,
+}
+
+fn is_per_packet(r: &ReceiverKind) -> bool {
+    *r == ReceiverKind::PerPacket
 }
 
 /// `[transport] loss_detection`.
@@ -185,6 +205,8 @@ impl Default for TransportSpec {
             tlp: false,
             loss_detection: LossDetectionKind::Dupack,
             undo: false,
+            receiver: ReceiverKind::PerPacket,
+            dsack: false,
         }
     }
 }

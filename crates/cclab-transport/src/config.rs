@@ -3,6 +3,18 @@
 use cclab_cc::cc::Recovery;
 use cclab_cc::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
+/// The receiver's ACK policy (the scenario's `[transport] receiver`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReceiverProfile {
+    /// An ACK every `delayed_ack` in-order packets (1: every packet), at once for anything out of
+    /// order, a duplicate or a filled hole, else when `delack_timeout` runs out.
+    #[default]
+    PerPacket,
+    /// Linux's receiver: quick ACKs at the start and after a duplicate, then an ACK every second full
+    /// segment with a 40 ms delayed-ACK timer; out-of-order data, duplicates and filled holes at once.
+    Linux,
+}
+
 /// How the sender decides that an original transmission is lost (`[transport] loss_detection`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LossDetection {
@@ -28,6 +40,12 @@ pub struct Config {
     pub delayed_ack: u32,
     /// Delayed-ACK timer.
     pub delack_timeout: Nanos,
+    /// When the receiver ACKs: `PerPacket` follows `delayed_ack` and `delack_timeout`; `Linux` runs
+    /// Linux's quick-ACK and delayed-ACK rules ([`crate::delack`]; the resolver sets `delayed_ack` 2 and
+    /// `delack_timeout` 40 ms with it, so the sender's probe timer allows for them).
+    pub receiver: ReceiverProfile,
+    /// The receiver reports duplicate segments as D-SACK blocks (RFC 2883; only with `sack`).
+    pub dsack: bool,
     /// RFC 6298 bounds and initial value.
     pub min_rto: Nanos,
     pub max_rto: Nanos,
@@ -77,6 +95,8 @@ impl Default for Config {
             initial_cwnd: 10.0,
             delayed_ack: 1,
             delack_timeout: 200 * NS_PER_MS,
+            receiver: ReceiverProfile::PerPacket,
+            dsack: false,
             min_rto: 200 * NS_PER_MS,
             max_rto: 60 * NS_PER_SEC,
             initial_rto: NS_PER_SEC,

@@ -23,11 +23,12 @@
 mod app;
 pub mod auth;
 pub mod config;
+pub mod delack;
 pub mod segment;
 
 pub use auth::DataKey;
-pub use config::Config;
 pub use config::LossDetection;
+pub use config::{Config, ReceiverProfile};
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 mod prr;
 mod rack;

@@ -1,12 +1,14 @@
-//! The receiving endpoint: reassembly, cumulative ACK + SACK blocks (RFC 2018), delayed ACKs
-//! (RFC 1122 / RFC 5681 §4.2), timestamp echo and the per-packet echo fields the sender's algorithms use
+//! The receiving endpoint: reassembly, cumulative ACK + SACK blocks (RFC 2018) and D-SACK blocks
+//! (RFC 2883), delayed ACKs (RFC 1122 / RFC 5681 §4.2, or Linux's rules: [`crate::delack`]), timestamp
+//! echo and the per-packet echo fields the sender's algorithms use
 //! (receiver timestamp for packet-pair dispersion, the MaxNet forward field copied back, ECN-Echo).
 //!
 //! Trusts no sequence number: a data segment at or beyond `rcv_nxt + max_window` (the window the
 //! sender honours, so an honest sender never goes there; the top of the sequence space included) or
 //! with a payload over the MSS is counted in [`Receiver::rejected`] and dropped without touching any
 //! state, so buffered ranges and the SACK blocks built from them always lie inside
-//! `(rcv_nxt, rcv_nxt + max_window]` and no `seq + 1` can overflow. With a data key
+//! `(rcv_nxt, rcv_nxt + max_window]` (a D-SACK block inside it or below `rcv_nxt`) and no `seq + 1`
+//! can overflow. With a data key
 //! ([`Config::data_key`], the real datapath) a segment whose tag does not verify ([`crate::auth`]) is
 //! refused the same way, so forged data inside the window moves nothing either: no delivered byte, no
 //! buffered range, no ACK, no one-way-delay sample, no CE. Without one (the simulator) in-window data is
@@ -15,6 +17,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::Config;
+use crate::delack::{AckClock, Arrival};
 use crate::segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 use crate::stats::{ReceiverWindowStats, Window};
 use cclab_cc::cc::flags;
@@ -49,9 +52,13 @@ impl RejectedData {
 }
 
 pub struct Receiver {
-    delayed_ack: u32,
-    delack_timeout: Nanos,
+    /// When to ACK (the receiver profile) and the delayed-ACK timer.
+    clock: AckClock,
     sack: bool,
+    /// Report duplicates as D-SACK blocks (RFC 2883): `Config::dsack` with SACK on.
+    dsack: bool,
+    /// The duplicate range the next ACK reports in `sack[0]`.
+    dsack_pending: Option<SackBlock>,
     rcv_nxt: u64,
     delivered_bytes: u64,
     received_pkts: u64,
@@ -65,9 +72,6 @@ pub struct Receiver {
     arrivals: u64,
     /// `arrivals` when the last ACK was sent: ranges stamped later are news to the sender.
     arrivals_at_ack: u64,
-    /// In-order packets received since the last ACK.
-    unacked: u32,
-    delack_deadline: Option<Nanos>,
     /// CE seen since the last ACK.
     ce_pending: bool,
     /// The packet whose fields the next ACK echoes.
@@ -86,9 +90,10 @@ pub struct Receiver {
 impl Receiver {
     pub fn new(cfg: &Config) -> Receiver {
         Receiver {
-            delayed_ack: cfg.delayed_ack.max(1),
-            delack_timeout: cfg.delack_timeout,
+            clock: AckClock::new(cfg),
             sack: cfg.sack,
+            dsack: cfg.dsack && cfg.sack,
+            dsack_pending: None,
             rcv_nxt: 0,
             delivered_bytes: 0,
             received_pkts: 0,
@@ -96,8 +101,6 @@ impl Receiver {
             by_stamp: BTreeMap::new(),
             arrivals: 0,
             arrivals_at_ack: 0,
-            unacked: 0,
-            delack_deadline: None,
             ce_pending: false,
             last: None,
             ack_ready: false,
@@ -169,14 +172,15 @@ impl Receiver {
         }
         self.received_pkts += 1;
         self.arrivals += 1;
+        let ce_onset = seg.ce && !self.last.is_some_and(|(l, _)| l.ce);
         self.ce_pending |= seg.ce;
         self.last = Some((*seg, now));
         let seq = seg.seq;
-        let mut immediate =
-            seg.flags & (flags::ACK_NOW | flags::PAIR_FIRST | flags::PAIR_SECOND) != 0;
-        if seq < self.rcv_nxt {
+        let urgent = seg.flags & (flags::ACK_NOW | flags::PAIR_FIRST | flags::PAIR_SECOND) != 0;
+        let arrival = if seq < self.rcv_nxt {
             // Duplicate (spurious retransmission): ACK at once so the sender learns (RFC 5681 §4.2).
-            immediate = true;
+            self.note_duplicate(seq);
+            Arrival::Duplicate { below: true }
         } else if seq == self.rcv_nxt {
             let had_holes = !self.ooo.is_empty();
             self.rcv_nxt += 1;
@@ -191,28 +195,53 @@ impl Receiver {
                 }
             }
             // Filling (part of) a hole must be ACKed at once (RFC 5681 §4.2).
-            immediate |= had_holes;
-            self.unacked += 1;
+            Arrival::InOrder { filled: had_holes }
+        } else if self.insert_ooo(seq, seg.payload as u64) {
+            Arrival::OutOfOrder // immediate duplicate ACK
         } else {
-            self.insert_ooo(seq, seg.payload as u64);
-            immediate = true; // out-of-order arrival: immediate duplicate ACK
-        }
-        if immediate || self.unacked >= self.delayed_ack {
+            self.note_duplicate(seq);
+            Arrival::Duplicate { below: false }
+        };
+        if self.clock.on_data(now, arrival, urgent, ce_onset) {
             self.ack_ready = true;
-            self.delack_deadline = None;
-        } else if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + self.delack_timeout);
         }
     }
 
-    fn insert_ooo(&mut self, seq: u64, bytes: u64) {
+    /// A packet received before: the next ACK reports it in a D-SACK block (RFC 2883). Several
+    /// duplicates before one ACK (a driver that reads a batch and does not honour
+    /// [`Receiver::must_ack_before_more`]) extend the block while they are adjacent; otherwise the
+    /// newest is reported, as RFC 2883 §4 allows one D-SACK block per ACK.
+    fn note_duplicate(&mut self, seq: u64) {
+        if !self.dsack {
+            return;
+        }
+        self.dsack_pending = Some(match self.dsack_pending {
+            Some(b) if b.start <= seq && seq < b.end => b,
+            Some(b) if b.end == seq => SackBlock {
+                start: b.start,
+                end: seq + 1,
+            },
+            Some(b) if b.start == seq + 1 => SackBlock {
+                start: seq,
+                end: b.end,
+            },
+            _ => SackBlock {
+                start: seq,
+                end: seq + 1,
+            },
+        });
+    }
+
+    /// Buffers out-of-order packet `seq`; false if it was buffered already (a duplicate).
+    fn insert_ooo(&mut self, seq: u64, bytes: u64) -> bool {
         let stamp = self.arrivals;
         // Find the first range ending at or after seq.
         let i = self.ooo.partition_point(|r| r.end < seq);
         if i < self.ooo.len() && self.ooo[i].start <= seq && seq < self.ooo[i].end {
-            // duplicate of a buffered packet
+            // A duplicate of a buffered packet: its range becomes the newest, so that it follows the
+            // D-SACK block as RFC 2883 §4 asks (the block that holds the duplicate comes next).
             Self::restamp(&mut self.by_stamp, &mut self.ooo[i], stamp);
-            return;
+            return false;
         }
         let joins_left = i < self.ooo.len() && self.ooo[i].end == seq;
         let right = if joins_left { i + 1 } else { i };
@@ -251,6 +280,7 @@ impl Receiver {
                 self.by_stamp.insert(stamp, seq);
             }
         }
+        true
     }
 
     /// Gives range `r` the newest stamp (its start may have changed: the index is rewritten).
@@ -267,15 +297,17 @@ impl Receiver {
     /// above it, would then retransmit data that had arrived. At 1 Gbit/s that was a third of our
     /// retransmissions in slow start. A driver that polls after every arrival (the simulator) never
     /// needs this.
+    /// A pending D-SACK block likewise goes out before another duplicate can take its place.
     pub fn must_ack_before_more(&self) -> bool {
         self.ack_ready
             && self.sack
-            && self
-                .by_stamp
-                .range(self.arrivals_at_ack + 1..)
-                .take(MAX_SACK_BLOCKS)
-                .count()
-                >= MAX_SACK_BLOCKS
+            && (self.dsack_pending.is_some()
+                || self
+                    .by_stamp
+                    .range(self.arrivals_at_ack + 1..)
+                    .take(MAX_SACK_BLOCKS)
+                    .count()
+                    >= MAX_SACK_BLOCKS)
     }
 
     /// The ACK to send now, if any.
@@ -284,7 +316,7 @@ impl Receiver {
             return None;
         }
         self.ack_ready = false;
-        self.unacked = 0;
+        self.clock.on_ack_sent();
         self.arrivals_at_ack = self.arrivals;
         let (seg, rx_time) = self.last?;
         let mut ack = AckSegment {
@@ -299,12 +331,18 @@ impl Receiver {
             ..Default::default()
         };
         self.ce_pending = false;
+        if let Some(b) = self.dsack_pending.take() {
+            ack.sack[0] = b;
+            ack.n_sack = 1;
+            ack.dsack = true;
+        }
         if self.sack && !self.ooo.is_empty() {
             // RFC 2018: the block holding the most recent arrival first, then the most recently
             // updated others, so that repeated blocks survive ACK loss: the newest stamps, each range
             // found by its start (a scan of every range on every ACK dominated runs with thousands of
             // holes).
-            for (_, &start) in self.by_stamp.iter().rev().take(MAX_SACK_BLOCKS) {
+            let room = MAX_SACK_BLOCKS - ack.n_sack as usize;
+            for (_, &start) in self.by_stamp.iter().rev().take(room) {
                 let i = self.ooo.partition_point(|r| r.start < start);
                 let r = &self.ooo[i];
                 debug_assert_eq!(r.start, start);
@@ -320,17 +358,12 @@ impl Receiver {
 
     /// The delayed-ACK deadline.
     pub fn poll_timeout(&self) -> Option<Nanos> {
-        self.delack_deadline
+        self.clock.deadline()
     }
 
     pub fn handle_timeout(&mut self, now: Nanos) {
-        if let Some(d) = self.delack_deadline {
-            if now >= d {
-                self.delack_deadline = None;
-                if self.unacked > 0 {
-                    self.ack_ready = true;
-                }
-            }
+        if self.clock.on_timeout(now) {
+            self.ack_ready = true;
         }
     }
 }
@@ -480,6 +513,156 @@ mod tests {
             plain.handle_data(s, &seg(s));
         }
         assert!(!plain.must_ack_before_more(), "no SACK, nothing to lose");
+    }
+
+    fn dsack_receiver() -> Receiver {
+        Receiver::new(&Config {
+            dsack: true,
+            ..Config::default()
+        })
+    }
+
+    #[test]
+    fn dsack_reports_a_duplicate_below_the_cumulative_point_once() {
+        let mut r = dsack_receiver();
+        for s in 0..4 {
+            r.handle_data(s, &seg(s));
+            r.poll_ack(s).unwrap();
+        }
+        r.handle_data(10, &seg(1));
+        let a = r.poll_ack(10).expect("a duplicate is ACKed at once");
+        assert!(a.dsack);
+        assert_eq!(
+            (a.cum_ack, a.sack_blocks()),
+            (4, &[SackBlock { start: 1, end: 2 }][..])
+        );
+        r.handle_data(11, &seg(4));
+        let a = r.poll_ack(11).unwrap();
+        assert!(!a.dsack && a.n_sack == 0, "reported in one ACK only");
+        // Off by default, and off without SACK: the duplicate's ACK is the plain one.
+        for cfg in [
+            Config::default(),
+            Config {
+                dsack: true,
+                sack: false,
+                ..Config::default()
+            },
+        ] {
+            let mut r = Receiver::new(&cfg);
+            r.handle_data(0, &seg(0));
+            r.poll_ack(0);
+            r.handle_data(1, &seg(0));
+            let a = r.poll_ack(1).unwrap();
+            assert!(!a.dsack && a.n_sack == 0);
+        }
+    }
+
+    #[test]
+    fn dsack_inside_an_out_of_order_range_is_followed_by_its_range() {
+        let mut r = dsack_receiver();
+        r.handle_data(0, &seg(0));
+        r.poll_ack(0);
+        for s in [2, 3, 4, 6, 7, 9] {
+            r.handle_data(s, &seg(s));
+            r.poll_ack(s).unwrap();
+        }
+        r.handle_data(10, &seg(3));
+        let a = r.poll_ack(10).unwrap();
+        assert!(a.dsack);
+        assert_eq!(a.cum_ack, 1);
+        // RFC 2883 §4: the D-SACK block, then the block holding it, then the most recent other one;
+        // three in all, so the oldest range (6..8) is left out of this ACK.
+        assert_eq!(
+            a.sack_blocks(),
+            &[
+                SackBlock { start: 3, end: 4 },
+                SackBlock { start: 2, end: 5 },
+                SackBlock { start: 9, end: 10 },
+            ]
+        );
+        assert_eq!(r.received_pkts(), 8);
+        assert_eq!(r.delivered_bytes(), 1000, "a duplicate delivers nothing");
+    }
+
+    #[test]
+    fn dsack_must_go_out_before_the_next_arrival_in_a_batch() {
+        let mut r = dsack_receiver();
+        for s in 0..3 {
+            r.handle_data(s, &seg(s));
+        }
+        r.poll_ack(3).unwrap();
+        r.handle_data(4, &seg(0));
+        assert!(
+            r.must_ack_before_more(),
+            "a second duplicate would overwrite it"
+        );
+        // Adjacent duplicates folded into one ACK anyway extend one block.
+        r.handle_data(4, &seg(1));
+        let a = r.poll_ack(4).unwrap();
+        assert_eq!(a.sack_blocks(), &[SackBlock { start: 0, end: 2 }]);
+        assert!(!r.must_ack_before_more());
+    }
+
+    fn linux_receiver() -> Receiver {
+        Receiver::new(&Config {
+            receiver: crate::config::ReceiverProfile::Linux,
+            ..Config::default()
+        })
+    }
+
+    #[test]
+    fn linux_receiver_quick_acks_then_acks_every_second_segment() {
+        let mut r = linux_receiver();
+        let mut acks = Vec::new();
+        for s in 0..30 {
+            r.handle_data(s, &seg(s));
+            if let Some(a) = r.poll_ack(s) {
+                acks.push(a.cum_ack);
+            }
+        }
+        // 16 quick ACKs (one per segment), then one per two segments.
+        let want: Vec<u64> = (1..=16).chain((18..=30).step_by(2)).collect();
+        assert_eq!(acks, want);
+    }
+
+    #[test]
+    fn linux_receiver_acks_out_of_order_data_and_the_filled_hole_at_once() {
+        let mut r = linux_receiver();
+        for s in 0..20 {
+            r.handle_data(s, &seg(s));
+            r.poll_ack(s);
+        }
+        assert_eq!(r.rcv_nxt(), 20);
+        r.handle_data(20, &seg(20));
+        assert!(r.poll_ack(20).is_none(), "odd in-order segment waits");
+        r.handle_data(21, &seg(22));
+        let a = r.poll_ack(21).expect("out of order: at once");
+        assert_eq!(
+            (a.cum_ack, a.sack_blocks()),
+            (21, &[SackBlock { start: 22, end: 23 }][..])
+        );
+        r.handle_data(22, &seg(21));
+        let a = r.poll_ack(22).expect("the hole filled: at once");
+        assert_eq!((a.cum_ack, a.n_sack), (23, 0));
+    }
+
+    #[test]
+    fn linux_receiver_delayed_ack_timer_fires_after_40ms() {
+        let mut r = linux_receiver();
+        let ms = 1_000_000;
+        for s in 0..17 {
+            r.handle_data(s * ms, &seg(s));
+            r.poll_ack(s * ms);
+        }
+        assert!(
+            r.poll_ack(16 * ms).is_none(),
+            "the 17th segment waits for a second"
+        );
+        assert_eq!(r.poll_timeout(), Some(56 * ms));
+        r.handle_timeout(56 * ms - 1);
+        assert!(r.poll_ack(56 * ms - 1).is_none());
+        r.handle_timeout(56 * ms);
+        assert_eq!(r.poll_ack(56 * ms).unwrap().cum_ack, 17);
     }
 
     #[test]

@@ -119,7 +119,7 @@ fn when() -> impl Strategy<Value = Nanos> {
 fn params() -> impl Strategy<Value = Params> {
     (
         0usize..3,
-        1u32..=2,
+        1u32..=3,
         prop_oneof![Just(0u64), 5u64..40],
         8u32..80,
         any::<bool>(),
@@ -133,7 +133,9 @@ fn params() -> impl Strategy<Value = Params> {
             Params {
                 sack,
                 recovery,
-                delayed_ack,
+                // 3: Linux's receiver (quick ACKs, then every second segment, 40 ms) with D-SACK.
+                delayed_ack: delayed_ack.min(2),
+                linux_receiver: delayed_ack == 3,
                 loss_every,
                 max_window,
                 keyed,

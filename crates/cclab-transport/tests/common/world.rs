@@ -46,6 +46,9 @@ pub struct Params {
     /// Both ends hold a data key (`Config::data_key`, as on the real datapath): the sender tags its
     /// data and the receiver refuses data whose tag does not verify.
     pub keyed: bool,
+    /// The receiver runs Linux's ACK rules and reports duplicates as D-SACK blocks (`delayed_ack` is
+    /// then Linux's own 2, as the spec resolves it).
+    pub linux_receiver: bool,
 }
 
 impl Default for Params {
@@ -58,6 +61,7 @@ impl Default for Params {
             pkts: 120,
             loss_every: 0,
             keyed: false,
+            linux_receiver: false,
         }
     }
 }
@@ -113,7 +117,22 @@ impl World {
             sack: p.sack,
             recovery: p.recovery,
             max_window: p.max_window.max(1),
-            delayed_ack: p.delayed_ack.max(1),
+            delayed_ack: if p.linux_receiver {
+                cclab_transport::delack::LINUX_DELACK_SEGMENTS
+            } else {
+                p.delayed_ack.max(1)
+            },
+            delack_timeout: if p.linux_receiver {
+                cclab_transport::delack::LINUX_ATO
+            } else {
+                Config::default().delack_timeout
+            },
+            receiver: if p.linux_receiver {
+                cclab_transport::ReceiverProfile::Linux
+            } else {
+                cclab_transport::ReceiverProfile::PerPacket
+            },
+            dsack: p.linux_receiver,
             initial_cwnd: 10.0,
             data_key: p.keyed.then_some(KEY),
             ..Config::default()
@@ -171,7 +190,17 @@ impl World {
         assert!(a.n_sack as usize <= MAX_SACK_BLOCKS, "receiver ACK {a:?}");
         assert_eq!(a.cum_ack, self.r.rcv_nxt(), "receiver ACK {a:?}");
         let limit = a.cum_ack.saturating_add(self.p.max_window as u64);
-        for b in a.sack_blocks() {
+        let mut blocks = a.sack_blocks();
+        if a.dsack {
+            // A D-SACK block reports a duplicate: below the cumulative ACK or inside the window.
+            let d = blocks[0];
+            assert!(
+                d.start < d.end && (d.end <= a.cum_ack || (a.cum_ack < d.start && d.end <= limit)),
+                "receiver D-SACK block {d:?}: {a:?}"
+            );
+            blocks = &blocks[1..];
+        }
+        for b in blocks {
             assert!(
                 a.cum_ack < b.start && b.start < b.end && b.end <= limit,
                 "receiver SACK block {b:?} outside ({}, {limit}]: {a:?}",
