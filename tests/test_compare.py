@@ -191,10 +191,16 @@ def test_repeat_real_runs(tmp_path):
                     '[topology.bottleneck]\nrate = "20Mbps"\nbuffer = "BDP"\n'
                     '[[flows]]\ncc = "newreno"\nrtt = "20ms"\ncount = 2\n')
     out = tmp_path / "out"
+    # left by an earlier single run and an earlier --repeat 3: not part of this repetition
+    (out / "rep-3").mkdir(parents=True)
+    (out / "rep-3" / "summary.json").write_text("{}")
+    (out / "summary.json").write_text("{}")
     res = cli("net", "run", toml, "--out", out, "--repeat", 2, "-q", timeout=180)
     if res.returncode == 2 and "real datapath unavailable" in res.stderr:
         pytest.skip(res.stderr.strip())
     assert res.returncode == 0, res.stderr
+    assert not (out / "rep-3").exists() and not (out / "summary.json").exists()
+    assert "removed from" in res.stderr and "rep-3" in res.stderr
     totals = []
     for i in (1, 2):
         s = json.loads((out / f"rep-{i}" / "summary.json").read_text())
