@@ -1,7 +1,7 @@
 """The real datapath from Python: ``cclab.net.run`` and ``cclab net run`` (docs/real-datapath.md).
 
 A scenario is resolved exactly as for the simulator (:meth:`Scenario.to_spec`), checked against what the
-real datapath can do (a dumbbell, rates ≤ 1 Gbit/s, no cross traffic, …), and handed as JSON to the
+real datapath can do (rates ≤ 1 Gbit/s, at most 64 flows, transfers in the namespace mode only, …), and handed as JSON to the
 ``cclab-net`` binary (crates/cclab-net), which builds two network namespaces with a userspace link
 emulator between them and runs the flows on real sockets in real time. Its result becomes the same
 :class:`~cclab.results.Result` as a simulation — summary.json with the same keys (``net`` in place of
@@ -44,6 +44,8 @@ from .scenario import KERNEL_CCS, Dumbbell, Scenario, ScenarioLike, as_scenario
 MAX_RATE_BPS = 1e9
 # crates/cclab-net/src/run.rs: flows get ports 40000 + i; at most 64 (each is two threads here).
 MAX_FLOWS = 64
+# crates/cclab-net/src/topology.rs: each `transfers` source has 1000 ports below the hosts' ephemeral range.
+MAX_TRANSFER_SOURCES = 8
 # Our header: IPv4 (20) + UDP (8) + ours (32) bytes; a packet must carry payload and fit the MTU.
 WIRE_OVERHEAD, MTU = 60, 1500
 
@@ -201,23 +203,40 @@ def validate(sc: Scenario, spec: Optional[dict] = None, *, loopback: bool = Fals
                 errors.append((f"flows[{f['group']}].cc", f"{show(f['cc'])} (Linux TCP) needs the namespace mode (root); "
                                                           "loopback mode runs our transport only"))
     topo = sc.topology
-    if not isinstance(topo, Dumbbell):
-        errors.append(("topology.kind", f"the real datapath runs a dumbbell only (two hosts, one bottleneck), "
-                                        f"got {show(topo.kind)}; allowed: \"dumbbell\""))
-    else:
-        for name, link in (("topology.bottleneck", topo.bottleneck), ("topology.reverse", topo.reverse)):
-            if link is not None and link.rate_bps() > MAX_RATE_BPS:
-                key, got = ("rate", show(link.rate)) if link.trace is None else ("trace", f"a mean of "
-                                                                                  f"{link.rate_bps() / 1e6:.1f} Mbit/s")
-                errors.append((f"{name}.{key}", f"must be <= 1 Gbit/s on the real datapath (the measured limit "
-                                                f"of this machine, docs/real-datapath.md), got {got}"))
+    # Every topology kind runs: the emulator sends each flow's packets through its own path's links
+    # (docs/real-datapath.md, "Topologies and cross traffic"). Rates are checked per scenario link.
+    named = ([("topology.bottleneck", topo.bottleneck), ("topology.reverse", topo.reverse)]
+             if isinstance(topo, Dumbbell) else [(f"topology.links[{k}]", l) for k, l in enumerate(topo.links)])
+    for name, link in named:
+        if link is not None and link.rate_bps() > MAX_RATE_BPS:
+            key, got = ("rate", show(link.rate)) if link.trace is None else ("trace", f"a mean of "
+                                                                              f"{link.rate_bps() / 1e6:.1f} Mbit/s")
+            errors.append((f"{name}.{key}", f"must be <= 1 Gbit/s on the real datapath (the measured limit "
+                                            f"of this machine, docs/real-datapath.md), got {got}"))
     for g, f in enumerate(sc.flows):
         if f.reverse and loopback:
             errors.append((f"flows[{g}].reverse", "a reverse flow needs the namespace mode (root): loopback mode "
                                                   "relays one direction of data; allowed in loopback mode: false"))
+    n_transfers = 0
     for i, t in enumerate(sc.traffic):
-        errors.append((f"traffic[{i}].kind", f"cross traffic ({show(t.kind)}) is simulator-only; the real datapath "
-                                             "runs the scenario's flows only (allowed: no [[traffic]])"))
+        if t.kind != "transfers":
+            ps = spec["traffic"][i]["packet_size"]
+            if not 28 <= ps <= MTU:
+                errors.append((f"traffic[{i}].packet_size", f"must be in [28 B, {MTU} B] on the real datapath (an "
+                                                            f"IPv4/UDP packet within the hosts' MTU), got {ps} B"))
+            continue
+        n_transfers += 1
+        if loopback:
+            errors.append((f"traffic[{i}].kind", "\"transfers\" needs the namespace mode (root): each transfer's "
+                                                 "endpoints are bound when it arrives; allowed in loopback mode: "
+                                                 "\"cbr\", \"poisson\", \"onoff\""))
+        elif n_transfers > MAX_TRANSFER_SOURCES:
+            errors.append((f"traffic[{i}].kind", f"at most {MAX_TRANSFER_SOURCES} \"transfers\" sources on the real "
+                                                 "datapath"))
+        cc = spec["traffic"][i]["flow"]["cc"]
+        if cc.startswith(("kernel:", "bpf:")):
+            errors.append((f"traffic[{i}].cc", f"transfers run our transport on the real datapath, got {show(cc)} "
+                                               "(Linux TCP); allowed: any algorithm `cclab algorithms` lists"))
     if sc.trace_packets:
         errors.append(("trace_packets", "the per-packet trace is simulator-only; allowed on the real datapath: false"))
     ps = spec["flows"][0]["transport"]["packet_size"] if spec["flows"] else MTU
@@ -456,12 +475,13 @@ def from_raw(raw: dict, spec: dict) -> Result:
     summary = build_summary({
         "name": raw["scenario"], "seed": raw["seed"], "measure": raw["measure"],
         "flows": sim_flows, "links": sim_links, "wall_s": raw["net"]["wall_s"], "events": 0, "packets": 0,
-        # Packets through the emulator's two links (data and ACKs): what entered = delivered + dropped
-        # + still in a queue or on the wire when the run stopped.
+        # Packets through the emulator's links (data, ACKs, cross traffic; a packet counts once per link
+        # it crosses): what entered = delivered + dropped + still in a queue or on the wire at the end.
         "conservation": {"injected": injected, "delivered": delivered, "dropped": dropped,
                          "in_network": injected - delivered - dropped},
         "warnings": raw["warnings"],
         "stats_by_cc": raw.get("stats_by_cc"), "stats_total": raw.get("stats_total"),
+        "transfers": raw.get("transfers"),
     })
     summary.pop("sim")
     # Datagrams and segments the endpoints refused, summed over flows (docs/real-datapath.md, "What a

@@ -6,9 +6,10 @@
 //! gives the same arrival times and sizes. At each arrival it binds the transfer's receiver on host B
 //! (a port of the source's range, [`crate::topology::transfer_base`], which the emulator routes over the
 //! source's path) and its sender on host A, and starts one thread for each. The sender's algorithm gets
-//! the simulator's seed for that transfer. The manager checks every [`POLL`] whether a transfer has
-//! delivered its size. If so, it records the flow-completion time and stops the transfer's threads.
-//! So a completion time is resolved to [`POLL`] (the simulator's is exact).
+//! the simulator's seed for that transfer. The manager checks every [`POLL`] whether a transfer is done
+//! as the simulator counts it: its receiver has the whole size and its sender has nothing in flight
+//! (everything acknowledged). If so, it records the flow-completion time and stops the transfer's
+//! threads. So a completion time is resolved to [`POLL`] (the simulator's is exact).
 
 use std::io;
 use std::net::{SocketAddr, SocketAddrV4};
@@ -151,7 +152,11 @@ pub fn run_source(
             }
             // Finished transfers: record, stop their threads (joined once they have returned).
             active.retain_mut(|a| {
-                if a.probe.delivered.load(Ordering::Relaxed) < a.size {
+                // Done as the simulator counts it: the sender has everything acknowledged (the
+                // receiver has it all, and nothing is in flight any more).
+                if a.probe.delivered.load(Ordering::Relaxed) < a.size
+                    || a.probe.in_flight.load(Ordering::Relaxed) > 0
+                {
                     return true;
                 }
                 r.completed += 1;
