@@ -54,6 +54,12 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+impl From<crate::topology::SpecError> for RunError {
+    fn from(e: crate::topology::SpecError) -> Self {
+        RunError::Spec(e.0)
+    }
+}
+
 impl From<io::Error> for RunError {
     fn from(e: io::Error) -> Self {
         RunError::Io(e)
