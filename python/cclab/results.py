@@ -50,6 +50,7 @@ WINDOW_STATS = (
     "rtt_samples", "p50_rtt_s", "p95_rtt_s", "p99_rtt_s",
     "owd_samples", "mean_owd_s", "std_owd_s", "p50_owd_s", "p95_owd_s", "p99_owd_s", "jitter_s",
     "window_sent_pkts", "window_retransmits", "window_dropped_pkts", "loss_rate", "retransmit_rate",
+    "spurious_recoveries_undone", "spurious_timeouts_undone", "dsacks_received",
 )
 
 

@@ -132,7 +132,11 @@ mod tests {
     fn no_window_where_dupthresh_would_fire_until_reordering_is_seen() {
         let mut r = Rack::default();
         assert_eq!(r.reo_wnd(40 * MS, 50 * MS, false, 2), 10 * MS);
-        assert_eq!(r.reo_wnd(40 * MS, 50 * MS, false, 3), 0, "3 SACKed: DupThresh");
+        assert_eq!(
+            r.reo_wnd(40 * MS, 50 * MS, false, 3),
+            0,
+            "3 SACKed: DupThresh"
+        );
         assert_eq!(r.reo_wnd(40 * MS, 50 * MS, true, 0), 0, "in recovery");
         r.on_reordering(7);
         assert_eq!(r.reordering(), 7);
@@ -160,7 +164,11 @@ mod tests {
         r.update_reo_wnd(150 * MS, 105 * MS);
         assert_eq!(r.steps(), 3);
         assert_eq!(r.reo_wnd(40 * MS, 1000 * MS, false, 0), 30 * MS);
-        assert_eq!(r.reo_wnd(40 * MS, 25 * MS, false, 0), 25 * MS, "at most SRTT");
+        assert_eq!(
+            r.reo_wnd(40 * MS, 25 * MS, false, 0),
+            25 * MS,
+            "at most SRTT"
+        );
         for _ in 0..RECOVERY_THRESH - 1 {
             r.on_recovery_kept();
             r.update_reo_wnd(200 * MS, 190 * MS);

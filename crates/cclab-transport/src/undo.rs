@@ -124,7 +124,11 @@ mod tests {
         u.on_retransmit(14, 1_001);
         u.on_retransmit(14, 5_000);
         assert_eq!(u.on_dsack(5, 9), 0, "before the marker: another episode");
-        assert_eq!(u.on_dsack(13, 14), 0, "13 was never resent (a network duplicate)");
+        assert_eq!(
+            u.on_dsack(13, 14),
+            0,
+            "13 was never resent (a network duplicate)"
+        );
         assert_eq!(u.on_dsack(12, 15), 2);
         assert!(!u.all_dsacked(), "14 went twice, one copy is unaccounted");
         assert_eq!(u.on_dsack(14, 15), 1);
@@ -134,11 +138,17 @@ mod tests {
     #[test]
     fn an_echo_older_than_the_first_retransmission_shows_the_original_arrived() {
         let mut u = Undo::new(UndoKind::Fast, 0, 20.0, 15.0);
-        assert!(!u.echo_predates_retransmission(0), "no retransmission, no stamp");
+        assert!(
+            !u.echo_predates_retransmission(0),
+            "no retransmission, no stamp"
+        );
         u.on_retransmit(3, 1_000);
         u.on_retransmit(4, 2_000);
         assert!(u.echo_predates_retransmission(999));
-        assert!(!u.echo_predates_retransmission(1_000), "the retransmission itself");
+        assert!(
+            !u.echo_predates_retransmission(1_000),
+            "the retransmission itself"
+        );
         assert!(!u.echo_predates_retransmission(1_500));
         assert!(!u.all_dsacked());
     }
