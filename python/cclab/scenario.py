@@ -283,6 +283,14 @@ class Transport(_Model):
     """How lost packets are found: "dupack" (RFC 6675: three packets SACKed above a hole) or "rack" (RACK-TLP,
     RFC 8985, as Linux runs it: by time, with a reordering window that widens when the path reorders, and tail
     loss probes). Needs ``sack``."""
+    receiver: Literal["per_packet", "linux"] = "per_packet"
+    """When the receiver ACKs: "per_packet" (an ACK every ``delayed_ack`` in-order packets, ``delayed_ack_timeout``
+    timer) or "linux" (Linux's receiver: one ACK per packet for the first 16, then one per two packets with a 40 ms
+    timer; at once for out-of-order data, duplicates and filled holes; ``delayed_ack`` and its timeout do not
+    apply)."""
+    dsack: bool = False
+    """The receiver reports a packet that arrives twice in a D-SACK block (RFC 2883), as Linux does; needs
+    ``sack``."""
     undo: bool = False
     """Undo window reductions shown spurious, as Linux does: a fast recovery whose retransmissions all come back
     D-SACKed or whose hole the original filled (timestamps), an RTO likewise or by F-RTO; includes ``rto_undo``."""
@@ -1041,7 +1049,7 @@ class _Resolver:
         if mss >= packet_size:
             self.err(at("mss"), f"must be smaller than packet_size ({packet_size} B), got {json.dumps(t.mss)}")
             return None
-        out = {
+        out: dict[str, Any] = {
             "mss": mss, "packet_size": packet_size, "initial_cwnd": float(t.initial_cwnd),
             "delayed_ack": t.delayed_ack, "delack_timeout": parse_time(t.delayed_ack_timeout),
             "min_rto": parse_time(t.min_rto), "sack": t.sack, "ecn": t.ecn,
@@ -1064,6 +1072,20 @@ class _Resolver:
             out["loss_detection"] = "rack"
         if t.undo:
             out["undo"] = True
+        if t.receiver == "linux":
+            # Set away from their defaults (the resolver sees values, not which keys were written).
+            given = [k for k, v in (("delayed_ack", t.delayed_ack != 1),
+                                    ("delayed_ack_timeout", parse_time(t.delayed_ack_timeout) != 0.2)) if v]
+            if given:
+                self.err(at(given[0]), 'applies to receiver = "per_packet" only (receiver = "linux" ACKs every second '
+                         f'packet with a 40 ms timer): leave it out, got {json.dumps(data[given[0]])}')
+                return None
+            out["receiver"] = "linux"
+        if t.dsack:
+            if not t.sack:
+                self.err(at("dsack"), "must be false when sack = false (a D-SACK block is a SACK block), got true")
+                return None
+            out["dsack"] = True
         if t.receive_window is not None:
             # Whole segments, as a sender fills an advertised window with full-sized segments.
             pkts = int(parse_size(t.receive_window) // mss)
