@@ -78,7 +78,7 @@ def test_unknown_queue(base):
 def test_bad_red_parameter(base):
     base["topology"]["bottleneck"]["queue"] = "red"
     base["topology"]["bottleneck"]["params"] = {"max_p": 2}
-    reject(base, "topology.bottleneck.params.max_p", "[0, 1]")
+    reject(base, "topology.bottleneck.params.max_p", "between 0 and 1")
 
 
 def test_unknown_topology_kind(base):

@@ -288,9 +288,11 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
     ids = list(exps) if [x.lower() for x in experiments] == ["all"] else [x.lower() for x in experiments]
     bad = [x for x in ids if x not in exps]
     if bad:
+        from .errors import did_you_mean
         from .units import escape_invisible  # an id holding a newline stays on its one error line
 
-        _fail(ValueError(f"experiments: unknown {escape_invisible(', '.join(bad))}; allowed: "
+        hint = did_you_mean(bad[0].upper(), [e.id for e in exps.values()]) if len(bad) == 1 else ""
+        _fail(ValueError(f"experiments: unknown {escape_invisible(', '.join(bad))}{hint}; allowed: "
                          f"{', '.join(e.id for e in exps.values())} or all"))
         return
     seeds = _parse_seeds(seeds_arg) if seeds_arg is not None else None

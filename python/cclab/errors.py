@@ -3,9 +3,12 @@
 "Rejections")."""
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import typing
+from collections.abc import Callable
+from typing import Any, Optional
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .topology import KINDS
 from .units import escape_invisible, show_value
@@ -40,9 +43,72 @@ def show(v: Any) -> str:
     return show_value(v)
 
 
-def flatten(e: ValidationError) -> list[tuple[str, str]]:
+def did_you_mean(word: Any, allowed: typing.Iterable[str]) -> str:
+    """``"; did you mean `buffer`?"`` when ``word`` is a near miss of one of ``allowed`` (difflib's
+    ratio >= 0.6, its default: "bufer" → "buffer", "cubci" → "cubic"), else ""."""
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, list(allowed), n=1)
+    if not close and word.lower() != word:
+        close = difflib.get_close_matches(word.lower(), list(allowed), n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _unwrap(t: Any) -> Any:
+    """``Annotated[X, ...]`` as X (repeatedly)."""
+    while typing.get_origin(t) is typing.Annotated:
+        t = typing.get_args(t)[0]
+    return t
+
+
+def _step(t: Any, part: Any) -> Optional[tuple[Any, bool]]:
+    """The type reached from ``t`` by one part of an error's location, and whether the part was consumed
+    (a union's tag is a part that only chooses the member); None when it leads nowhere known."""
+    t = _unwrap(t)
+    origin = typing.get_origin(t)
+    if origin is typing.Union or type(t).__name__ == "UnionType":
+        members = typing.get_args(t)
+        for m in members:  # a discriminated union's tag (topology.dumbbell.…) or a member's name
+            tag = [a.tag for a in getattr(m, "__metadata__", ()) if hasattr(a, "tag")]
+            if isinstance(part, str) and (part in tag or getattr(_unwrap(m), "__name__", None) == part):
+                return m, True
+        for m in members:
+            if m is not type(None) and _step(m, part) is not None:
+                return m, False
+        return None
+    if origin in (list, tuple) and isinstance(part, int):
+        args = typing.get_args(t)
+        return (args[min(part, len(args) - 1)] if origin is tuple and args and args[-1] is not Ellipsis
+                else args[0] if args else Any), True
+    if origin is dict and isinstance(part, str):
+        return typing.get_args(t)[1], True
+    if isinstance(t, type) and issubclass(t, BaseModel) and part in t.model_fields:
+        return t.model_fields[part].annotation, True
+    return None
+
+
+def keys_at(model: Any, loc: typing.Sequence[Any]) -> list[str]:
+    """The keys a table at ``loc`` (a pydantic error location, e.g. ``("topology", "dumbbell",
+    "bottleneck")``) of ``model`` may hold; [] where that is no model's table."""
+    t = model
+    parts = list(loc)
+    while parts:
+        step = _step(t, parts[0])
+        if step is None:
+            return []
+        t, consumed = step
+        if consumed:
+            parts.pop(0)
+    t = _unwrap(t)
+    if typing.get_origin(t) is typing.Union or type(t).__name__ == "UnionType":
+        t = next((_unwrap(m) for m in typing.get_args(t) if m is not type(None)), t)
+    return list(t.model_fields) if isinstance(t, type) and issubclass(t, BaseModel) else []
+
+
+def flatten(e: ValidationError, model: Any = None) -> list[tuple[str, str]]:
     """(field, message) pairs of a scenario model's validation error, one per field (the first, most
-    specific, message), fields written as in the scenario file (``flows[1].rtt``)."""
+    specific, message), fields written as in the scenario file (``flows[1].rtt``). With ``model`` (the
+    class validated), an unknown key names the nearest key that table allows ("did you mean `buffer`?")."""
     out = []
     for err in e.errors():
         loc = ""
@@ -63,6 +129,9 @@ def flatten(e: ValidationError) -> list[tuple[str, str]]:
         kind = err["type"]
         if kind == "extra_forbidden":
             msg = "unknown key"
+            if model is not None:
+                allowed = keys_at(model, parts[:-1])
+                msg += did_you_mean(parts[-1], allowed)
         elif kind == "missing":
             msg = "required"
         elif kind == "union_tag_invalid":
@@ -83,3 +152,85 @@ def flatten(e: ValidationError) -> list[tuple[str, str]]:
             seen.add(f)
             uniq.append((f, m))
     return uniq
+
+
+def suggest(message: str, word: Any) -> str:
+    """A message naming a bad name and ending "; allowed: a, b, c" (as the core words an unknown
+    algorithm, queue or parameter), with the nearest allowed name put before the list."""
+    head, sep, listed = message.partition("; allowed: ")
+    hint = did_you_mean(word, [a.strip() for a in listed.split(",")]) if sep else ""
+    return f"{head}{hint} Allowed: {listed}" if hint else message
+
+
+def each_param_error(check: Callable[[dict[str, Any]], None], params: dict[str, Any],
+                     error: type[Exception]) -> list[tuple[str, str]]:
+    """Every (field, message) ``check`` (which raises ``error``, with ``field`` and ``message``, at its
+    first problem) finds in ``params``: the core stops at the first bad parameter, so each is reported
+    and dropped in turn until the rest pass or a problem is not one parameter's (the name of the
+    algorithm or queue itself)."""
+    left = dict(params)
+    found: list[tuple[str, str]] = []
+    while True:
+        try:
+            check(left)
+            return found
+        except error as e:
+            field, message = getattr(e, "field", ""), getattr(e, "message", str(e))
+            word = field if field in left else None
+            found.append((field, suggest(message, word) if word is not None else message))
+            if word is None:
+                return found
+            del left[field]
+
+
+def _field_at(model: Any, loc: typing.Sequence[Any]) -> Optional[tuple[int, bool]]:
+    """Where in ``loc`` the deepest key of a model's table is (its index), and whether that key may be
+    left out (it has a default); None when ``loc`` ends at no model key (a model's own check)."""
+    t, i, found = model, 0, None
+    while i < len(loc):
+        inner = _unwrap(t)
+        if isinstance(inner, type) and issubclass(inner, BaseModel) and loc[i] in inner.model_fields:
+            found = (i, not inner.model_fields[loc[i]].is_required())
+        step = _step(t, loc[i])
+        if step is None:
+            break
+        t, consumed = step
+        i += consumed
+    return found
+
+
+def without_bad_keys(obj: Any, e: ValidationError, model: Any) -> Optional[Any]:
+    """A copy of ``obj`` (the dict ``model`` failed to validate) without the keys ``e`` finds wrong: the
+    unknown ones, and those whose value is wrong where the key may be left out (its default stands in).
+    None when a problem is at a key that is required or at no key: what the file means is then not known
+    well enough to check the rest of it."""
+    import copy
+
+    errs = e.errors()
+    out = copy.deepcopy(obj)
+    for err in errs:
+        loc = list(err["loc"])
+        if err["type"] == "extra_forbidden":
+            at = len(loc) - 1
+        else:
+            where = _field_at(model, loc)
+            if where is None or not where[1]:
+                return None
+            at = where[0]
+        node = out
+        for part in loc[:at]:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+            # (else a discriminated union's tag, "dumbbell": in the location, not in the data)
+        if not isinstance(node, dict):
+            return None
+        node.pop(loc[at], None)
+    return out
+
+
+def unknown_key(word: Any, allowed: typing.Iterable[str], what: str = "key") -> str:
+    """"unknown key; did you mean `buffer`?" for a near miss, else "unknown key; allowed: a, b, c"."""
+    names = sorted(allowed)
+    return f"unknown {what}" + (did_you_mean(word, names) or f"; allowed: {', '.join(names)}")

@@ -16,6 +16,7 @@ import math
 import re
 import sys
 import weakref
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -39,7 +40,7 @@ from pydantic import (
 )
 
 from . import _native, traces
-from .errors import ScenarioError, flatten, show
+from .errors import ScenarioError, did_you_mean, each_param_error, flatten, show, suggest, without_bad_keys
 from .tomlfile import MAX_DEPTH, check_nesting as _check_nesting, parse_toml, read_text
 from .topology import resolver
 from .units import (
@@ -182,13 +183,13 @@ class _Model(BaseModel):
         where = _path_of(root, self) if root is not None else None
         field = _join(where or "", name)
         if name not in type(self).model_fields:
-            raise ScenarioError([(field, "unknown key")])
+            raise ScenarioError([(field, "unknown key" + did_you_mean(name, type(self).model_fields))])
         old = self.__dict__.get(name)
         _check_nesting(value, field)
         try:
             super().__setattr__(name, value)
         except ValidationError as e:
-            raise ScenarioError([(_join(where or "", f), m) for f, m in flatten(e)]) from None
+            raise ScenarioError([(_join(where or "", f), m) for f, m in flatten(e, type(self))]) from None
         if root is None or where is None:
             return  # not part of a scenario: nothing more to check against
         _bind(self.__dict__[name], root)
@@ -613,7 +614,20 @@ class Scenario(_Model):
         try:
             sc = super().model_validate(obj, strict=strict, from_attributes=from_attributes, context=context, **kwargs)
         except ValidationError as e:
-            raise ScenarioError(flatten(e)) from None
+            # Every mistake at once: without the wrong keys (unknown ones, and bad values of keys that
+            # have a default) the rest of the scenario is checked on (names, parameters, paths); its
+            # problems are reported beside these, except at the fields already named.
+            errors, rest = flatten(e, cls), without_bad_keys(obj, e, cls)
+            if rest is not None:
+                try:
+                    cls.model_validate(rest, strict=strict, from_attributes=from_attributes, context=context,
+                                       datapath=datapath, **kwargs)
+                except ScenarioError as more:
+                    # (nor at a table holding one: "give the link a rate" once its bad rate is left out)
+                    named = [f for f, _ in errors]
+                    errors += [(f, m) for f, m in more.errors if not any(
+                        f == g or f.startswith((g + ".", g + "[")) or g.startswith((f + ".", f + "[")) for g in named)]
+            raise ScenarioError(errors) from None
         except RecursionError:  # _check_nesting bounds the depth; this is the net under it
             raise ScenarioError([("scenario", f"nested too deeply (at most {MAX_DEPTH} levels of tables and arrays)")]) from None
         sc.to_spec(datapath=datapath)  # semantic checks (paths, units, algorithms, the spec) happen here
@@ -658,7 +672,7 @@ class Scenario(_Model):
         try:
             checked: Scenario = type(self).__pydantic_validator__.validate_python(self.model_dump(warnings=False))
         except ValidationError as e:
-            raise ScenarioError(flatten(e)) from None
+            raise ScenarioError(flatten(e, type(self))) from None
         errors: list[tuple[str, str]] = []
         resolver = _Resolver(checked, errors, datapath)
         spec = resolver.resolve()
@@ -923,10 +937,9 @@ class _Resolver:
             queue = cfg.queue
             params = cfg.params
             if bounded:
-                try:
-                    _native.validate_queue(queue, json.dumps(params), parse_rate(cfg.rate), bp, bb, packet_size)
-                except _native.SpecError as e:
-                    self.err(f"{field}.{'params.' + e.field if e.field != 'queue' else 'queue'}", e.message)
+                check = partial(_validate_queue, queue, rate=parse_rate(cfg.rate), pkts=bp, size=bb, mtu=packet_size)
+                for name, m in each_param_error(check, params, _native.SpecError):
+                    self.err(f"{field}.{'params.' + name if name != 'queue' else 'queue'}", suggest(m, queue) if name == "queue" else m)
             out_links.append({
                 "rate_bps": parse_rate(cfg.rate), "delay": parse_time(cfg.delay),
                 "buffer_pkts": bp, "buffer_bytes": bb, "queue": queue, "queue_params": params,
@@ -1039,7 +1052,7 @@ class _Resolver:
         try:
             t = Transport.model_validate(data)
         except ValidationError as e:
-            for f, m in flatten(e):
+            for f, m in flatten(e, Transport):
                 self.err(at(f), m)
             return None
         mss = int(round(parse_size(t.mss)))
@@ -1130,7 +1143,7 @@ class _Resolver:
                 self.err(f"{field}.cc", f"{f.cc!r} is Linux kernel TCP, which runs only on the real datapath "
                          "(`cclab net run`); the simulator runs the algorithms `cclab algorithms` lists")
             elif f.cc not in KERNEL_CCS:
-                self.err(f"{field}.cc", f"unknown kernel algorithm {f.cc!r}; allowed: {', '.join(KERNEL_CCS)}")
+                self.err(f"{field}.cc", suggest(f"unknown kernel algorithm {f.cc!r}; allowed: {', '.join(KERNEL_CCS)}", f.cc))
             elif f.params:
                 self.err(f"{field}.params", f"kernel TCP ({f.cc}) takes no parameters, got {', '.join(sorted(f.params))}")
             return
@@ -1145,7 +1158,15 @@ class _Resolver:
             if name in BPF_REFUSED:
                 self.err(f"{field}.cc", f"{f.cc!r}: {name} {BPF_REFUSED[name]}")
                 return
-        try:
-            _native.validate_sender(name, json.dumps(f.params), tr["mss"], tr["packet_size"], tr["initial_cwnd"])
-        except _native.SpecError as e:
-            self.err(f"{field}.cc" if e.field == "cc" else f"{field}.params.{e.field}", e.message)
+        check = partial(_validate_sender, name, mss=tr["mss"], size=tr["packet_size"], cwnd=tr["initial_cwnd"])
+        for p, m in each_param_error(check, f.params, _native.SpecError):
+            self.err(f"{field}.cc" if p == "cc" else f"{field}.params.{p}", suggest(m, name) if p == "cc" else m)
+
+
+def _validate_sender(name: str, params: dict[str, Any], mss: int, size: int, cwnd: float) -> None:
+    _native.validate_sender(name, json.dumps(params), mss, size, cwnd)
+
+
+def _validate_queue(queue: str, params: dict[str, Any], rate: float, pkts: Optional[int], size: Optional[int],
+                    mtu: int) -> None:
+    _native.validate_queue(queue, json.dumps(params), rate, pkts, size, mtu)

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import derived, executor, provenance, runs, units
+from .errors import unknown_key
 from .results import prepare_out
 from .scenario import Scenario, ScenarioError
 
@@ -75,7 +76,7 @@ def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
     allowed = {"scenario", "base", "seeds", "grid", "metrics"}
     extra = sorted(set(data) - allowed)
     if extra:
-        raise ScenarioError([(k, f"unknown sweep key; allowed: {', '.join(sorted(allowed))}") for k in extra])
+        raise ScenarioError([(k, unknown_key(k, allowed, "sweep key")) for k in extra])
     if ("scenario" in data) == ("base" in data):
         raise ScenarioError([("scenario", "give exactly one of `scenario` (a file) or a [base] table")])
     if "scenario" in data:

@@ -19,6 +19,18 @@ _RATE = {
     "bps": 1.0, "bit/s": 1.0, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9, "Tbps": 1e12,
     "kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9,
 }
+# Every other way people write a rate unit: "bps", "bit/s" or "b/s" after a prefix k, M, G or T in either
+# case ("mbps" and "Mb/s" are megabits per second, as written in the wild; an uppercase "B" is bytes and
+# never a rate here). Read as the spelling of _RATE they mean; crates/cclab-cc/src/params.rs reads the
+# same set for algorithm parameters.
+_RATE_SPELLING = re.compile(r"^([kKmMgGtT]?)(?:bps|bit/s|b/s)$")
+_RATE_PREFIX = {"": "bps", "k": "kbps", "m": "Mbps", "g": "Gbps", "t": "Tbps"}
+
+
+def _rate_unit(unit: str) -> str:
+    """``unit`` as the key of :data:`_RATE` it spells ("mbps", "Mb/s" → "Mbps"), or unchanged."""
+    m = _RATE_SPELLING.match(unit)
+    return unit if unit in _RATE or m is None else _RATE_PREFIX[m.group(1).lower()]
 _TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 _SIZE = {
     "B": 1, "KB": 1000, "kB": 1000, "MB": 1000**2, "GB": 1000**3,
@@ -116,10 +128,13 @@ def _split(value: str, what: str, units: Mapping[str, float]) -> tuple[float, st
     if not m:
         raise UnitError(f"must be a {what} like {_example(units)}, got {_q(value)}")
     num, unit = float(m.group(1)), m.group(2)
+    if units is _RATE:
+        unit = _rate_unit(unit)
     if not unit:
         raise UnitError(f"needs a unit ({', '.join(units)}), got {_q(value)}")
     if unit not in units:
-        raise UnitError(f"unknown unit {_q(unit)} for a {what}; allowed: {', '.join(units)}")
+        bytes_hint = "; a rate is in bits (an uppercase B is bytes): \"100Mbps\"" if units is _RATE and "B" in unit else ""
+        raise UnitError(f"unknown unit {_q(unit)} for a {what}; allowed: {', '.join(units)}{bytes_hint}")
     if not math.isfinite(num * units[unit]):
         raise UnitError(f"must be finite, got {_q(value)}")
     return num, unit

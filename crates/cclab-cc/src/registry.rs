@@ -316,6 +316,40 @@ mod tests {
     }
 
     #[test]
+    fn every_parameter_with_a_unit_is_read_by_its_owner_and_takes_a_string() {
+        // The unit table (params.rs) names parameters by their owner; a row whose owner does not read
+        // that parameter would silently stop applying. Each must be read (never "unknown parameter")
+        // and parsed from a string with a unit (an in-range value builds; an error is a range error).
+        for (owner, name, unit) in crate::params::units() {
+            let text = match unit {
+                crate::params::Unit::Seconds => "50ms",
+                crate::params::Unit::Mbps => "100Mbps",
+                crate::params::Unit::Bytes => "3000B",
+            };
+            let mut p = Params::new();
+            p.insert((*name).into(), ParamValue::Str(text.into()));
+            let mut results = Vec::new();
+            if SENDER_NAMES.contains(owner) {
+                results.push(build_sender(owner, &p, &sender_env()).err());
+            }
+            if QUEUE_NAMES.contains(owner) {
+                results.push(build_queue(owner, &p, &link_env()).err());
+            }
+            assert!(
+                !results.is_empty(),
+                "{owner} is neither an algorithm nor a queue"
+            );
+            for e in results.into_iter().flatten() {
+                assert!(
+                    e.message.starts_with("must be between") || e.message.starts_with("must be >"),
+                    "{owner}.{name} = {text:?}: {}",
+                    e.message
+                );
+            }
+        }
+    }
+
+    #[test]
     fn unknown_names_and_params_name_the_field() {
         let e = build_sender("cubc", &Params::new(), &sender_env())
             .err()

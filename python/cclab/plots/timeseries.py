@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
 
+from ..units import parse_time
 from ._style import REF, cc_colors, legend_outside, new_figure, note, rtt_styles, si, si_axis, si_prefix, time_axes, title
 from ._view import MANY, MANY_TOTAL, RunView, goodput_spikes, link_infos
 
@@ -344,4 +345,9 @@ AQM_TARGETS = {"codel": ("target", 0.005), "fq_codel": ("target", 0.005), "pie":
 
 def _num_param(params: dict, name: str, default: float) -> float:
     x = params.get(name)
+    if isinstance(x, str):  # a time with its unit ("5ms"), as algorithm parameters may be written
+        try:
+            return parse_time(x)
+        except ValueError:
+            return default
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .. import runs, units
+from ..errors import unknown_key
 from ..scenario import Scenario, ScenarioError
 
 METHODS = ("cmaes", "random")
@@ -106,8 +107,7 @@ def _table(data: dict, key: str) -> dict:
 def _only(where: str, d: dict, allowed: set[str]) -> None:
     extra = sorted(set(d) - allowed)
     if extra:
-        raise ScenarioError([(f"{where}.{k}" if where else k, f"unknown key; allowed: {', '.join(sorted(allowed))}")
-                             for k in extra])
+        raise ScenarioError([(f"{where}.{k}" if where else k, unknown_key(k, allowed)) for k in extra])
 
 
 def _apply_sets(base: dict, sets: list[tuple[str, Any]]) -> None:
