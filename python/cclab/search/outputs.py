@@ -192,7 +192,7 @@ def print_result(r: dict, out: Path) -> None:
     s, top = r["search"], r["top"].drop(columns=["run"])  # the run ids are in top.csv
     tab = Table(title=f"top {len(top)} candidates ({s.metric}, {s.goal})")
     for c in top.columns:  # "adversary[0].period" -> "0.period": the table fits a terminal
-        tab.add_column(str(c).replace("adversary[", "").replace("]", ""), justify="right", no_wrap=True)
+        tab.add_column(re.sub(r"adversary\[(\d+)\]\.", r"\1.", str(c)), justify="right", no_wrap=True)
     for _, row in top.iterrows():
         tab.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v)[:8] for v in row))
     con = Console()
