@@ -83,7 +83,7 @@ def _real(s: Search, scen: dict, seeds: list[int], folder: Path, on_run: Callabl
     from .. import net
     from ..results import load_summary
 
-    vals = []
+    vals, disturbed = [], 0
     for k in seeds:
         where = folder / str(k)
         f = where / "summary.json"
@@ -94,7 +94,10 @@ def _real(s: Search, scen: dict, seeds: list[int], folder: Path, on_run: Callabl
         else:
             summary = load_summary(f)
         vals.append(metric_of(summary, s.metric))
-    return _stats(vals)
+        disturbed += bool((summary.get("net") or {}).get("disturbed"))
+    # A run the machine disturbed (CPU pressure, late timers: cclab.net's own rule) is kept but counted: its
+    # numbers are real but not a quiet machine's (docs/real-datapath.md).
+    return dict(_stats(vals), disturbed=disturbed)
 
 
 def holds(s: Search, cand: dict, base: dict) -> Optional[bool]:
@@ -149,7 +152,8 @@ def confirm(s: Search, top: Any, out: Path, mode: str, n: int = 3, repeats: int 
 def _ms(x: Optional[dict]) -> str:
     if x is None or x["mean"] is None:
         return "–"
-    return f"{x['mean']:.4g} ± {x['ci95']:.2g}"
+    note = f" ({x['disturbed']} of {len(x['values'])} disturbed)" if x.get("disturbed") else ""
+    return f"{x['mean']:.4g} ± {x['ci95']:.2g}{note}"
 
 
 def markdown(result: dict[str, Any]) -> str:
