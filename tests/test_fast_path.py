@@ -88,3 +88,35 @@ def test_columns_the_pandas_path_cannot_take_fall_back():
 
 def test_results_reexports_the_column_names():
     assert results.FLOW_COLUMNS is columns.FLOW_COLUMNS and results.TIMESERIES_COLUMNS is columns.TIMESERIES_COLUMNS
+
+
+def test_figures_from_the_plot_process_are_those_drawn_in_process(base, tmp_path):
+    """The worker reads the tables back from timeseries.parquet: its PNGs are byte for byte those this
+    process draws from the run's own tables."""
+    res = cclab.run(base, tmp_path / "worker", progress=False)
+    res.to_dir(tmp_path / "here", plots=True)  # no worker: drawn in this process
+    for k in results.PLOT_KINDS:
+        assert (tmp_path / "worker" / f"{k}.png").read_bytes() == (tmp_path / "here" / f"{k}.png").read_bytes(), k
+
+
+def test_a_failed_plot_process_leaves_the_figures_to_this_one(base, tmp_path, monkeypatch):
+    from cclab import plotproc
+
+    monkeypatch.setattr(plotproc, "_CODE", "import sys; sys.exit(3)")
+    cclab.run(base, tmp_path, progress=False)
+    for k in results.PLOT_KINDS:
+        assert (tmp_path / f"{k}.png").stat().st_size > 10_000, k
+
+
+def test_run_with_plots_draws_them_in_the_plot_process(tmp_path):
+    """`cclab run` (figures on) does not import matplotlib or pandas itself: the plot process does."""
+    toml = tmp_path / "one.toml"
+    toml.write_text('name = "one"\nduration = "1s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\n'
+                    'rate = "100Mbps"\nbuffer = "BDP"\n[[flows]]\ncc = "newreno"\nrtt = "40ms"\n')
+    r = subprocess.run([sys.executable, "-c", _PROBE, "run", str(toml), "--out", str(tmp_path / "o"), "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("MODULES "))
+    assert json.loads(line[len("MODULES "):]) == []
+    for k in results.PLOT_KINDS:
+        assert (tmp_path / "o" / f"{k}.png").stat().st_size > 10_000, k

@@ -156,26 +156,30 @@ def cli() -> None:
 def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_packets: bool, no_plots: bool, fmt: str,
             style: str, quiet: bool, verbose: bool) -> None:
     """Simulate SCENARIO (TOML) and write summary.json, timeseries.parquet and plots."""
+    from . import plotproc
     from .results import prepare_out
     from .runner import run
 
-    sc = Scenario.load(scenario)
-    if seed is not None and not 0 <= seed < 2**63:
-        raise ScenarioError([("--seed", f"must be an integer in [0, 2^63), got {seed}")])
-    sc.to_spec(seed=seed, trace_packets=trace_packets or None)  # bad input is refused before a folder is made
-    out = out or _default_out(sc.name)
-    prepare_out(out, "--out")
+    if not no_plots:
+        # The figures' process starts now, so that it imports matplotlib while this one validates and
+        # simulates (python/cclab/plotproc.py); the run takes it.
+        plotproc.prestart(fmt, style)
     try:
-        default_plots = not no_plots and fmt == "png" and style == "screen"
-        res = run(sc, out, seed=seed, progress=not quiet, trace_packets=trace_packets or None, plots=default_plots)
+        sc = Scenario.load(scenario)
+        if seed is not None and not 0 <= seed < 2**63:
+            raise ScenarioError([("--seed", f"must be an integer in [0, 2^63), got {seed}")])
+        sc.to_spec(seed=seed, trace_packets=trace_packets or None)  # bad input is refused before a folder is made
+        out = out or _default_out(sc.name)
+        prepare_out(out, "--out")
+        res = run(sc, out, seed=seed, progress=not quiet, trace_packets=trace_packets or None, plots=not no_plots)
     except KeyboardInterrupt:
         # The simulator stops within ~0.25 s of Ctrl-C; nothing was written for this run.
         click.echo("interrupted: nothing written", err=True)
         sys.exit(130)
-    if not no_plots and not default_plots:
-        from .plots import write_plots
-
-        write_plots(res.flows, res.links, res.summary, out, res.spec, format=fmt, style=style)
+    finally:
+        left = plotproc.take()  # started but not taken: the input was refused before the run
+        if left is not None:
+            left.cancel()
     _print_table(res.summary, verbose)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet, spec.json" + ("" if no_plots else "".join(
         f", {k}.{fmt}" for k in ("rate", "cwnd", "queue", "throughput_delay", "cdf"))))

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from .plotproc import Worker
+
 # pandas is imported where a DataFrame is made, not here: it costs ~0.2 s, and a run that only writes its
 # files never makes one (python/cclab/columns.py).
 
@@ -201,12 +203,14 @@ class Result:
         df["id"] = df["id"].astype("int64")
         return df
 
-    def to_dir(self, out: Union[str, Path], plots: bool = True) -> Path:
+    def to_dir(self, out: Union[str, Path], plots: bool = True, worker: Optional[Worker] = None) -> Path:
         """Writes the run's files (:data:`RUN_FILES`) into ``out``. A reused folder first loses every run
         file of the run before it, so none this run does not write (a trace, plots) is left beside its
         own; files that are not a run's stay. ``meta.run_id`` (random, kept if the summary has one) goes
         into summary.json and the Parquet files' metadata: :meth:`load` checks that they agree. An ``out``
-        that is empty or not UTF-8 is a ScenarioError on ``out`` before anything is removed or written."""
+        that is empty or not UTF-8 is a ScenarioError on ``out`` before anything is removed or written.
+        ``worker``: a started plot process (python/cclab/plotproc.py) that draws the figures while the rest
+        is written."""
         from .errors import ScenarioError
 
         why = out_problem(out) if isinstance(out, (str, bytes, os.PathLike)) else "must be a folder path"
@@ -223,10 +227,14 @@ class Result:
             write_timeseries(self._flows, self._links, out / "timeseries.parquet", _clean(meta))
         else:
             write_parquet(self.timeseries(), out / "timeseries.parquet", meta)
+        if plots and worker is not None:
+            worker.submit(self, out)  # it reads the tables back from timeseries.parquet
         (out / "spec.json").write_text(json.dumps(self.spec, indent=1, sort_keys=True) + "\n")
         if self.trace is not None:
             write_parquet(self.trace, out / "trace.parquet", meta)
-        if plots:
+        if plots and worker is not None:
+            worker.finish()
+        elif plots:
             from .plots import write_plots
 
             write_plots(self.flows, self.links, self.summary, out, self.spec)

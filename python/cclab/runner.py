@@ -1,13 +1,12 @@
 """Running a scenario in the simulator: ``cclab.run``, returning a :class:`~cclab.results.Result`."""
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 from pathlib import Path
 from typing import Optional, Union
 
-from . import _native, provenance
+from . import _native, plotproc, provenance
 from .columns import flow_columns, link_columns
 from .progress import Progress
 from .results import Result, build_summary, flow_table, frame, link_table, prepare_out, trace_table
@@ -53,12 +52,23 @@ def run(
 
 def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, started: str,
               call: str) -> Result:
-    plotter = None
+    # The figures are drawn by a second process, which imports matplotlib and pandas (~0.55 s) while this
+    # one simulates (python/cclab/plotproc.py); the command line starts it even earlier, before validating.
+    plotter = plotproc.take()
     if out is not None and plots:
-        # Importing matplotlib takes ~0.5 s; the simulator releases the GIL, so that import overlaps
-        # the run instead of following it.
-        plotter = threading.Thread(target=importlib.import_module, args=("cclab.plots",), daemon=True)
-        plotter.start()
+        plotter = plotter or plotproc.Worker()
+    elif plotter is not None:
+        plotter.cancel()
+        plotter = None
+    try:
+        return _simulate_and_write(spec, out, progress, plots, started, call, plotter)
+    finally:
+        if plotter is not None:
+            plotter.cancel()  # a no-op once it finished; stops it if the run failed
+
+
+def _simulate_and_write(spec: dict, out: Optional[Path], progress: bool, plots: bool, started: str, call: str,
+                        plotter: Optional[plotproc.Worker]) -> Result:
     # The provenance's git queries (three subprocesses, ~10 ms in a checkout) wait on the OS, not on
     # the GIL: they run while the simulator does.
     asker = threading.Thread(target=provenance.git, daemon=True)
@@ -101,9 +111,7 @@ def _simulate(spec: dict, out: Optional[Path], progress: bool, plots: bool, star
         summary["trace_records"] = len(trace)
     res = Result(summary, flows, links, spec, trace)
     if out is not None:
-        if plotter is not None:
-            plotter.join()
-        res.to_dir(out, plots=plots)
+        res.to_dir(out, plots=plots, worker=plotter)
     if stopped is not None:
         kept = f"; what it measured until then was written to {out}" if out is not None else ""
         err = ScenarioError([(stopped["field"], stopped["message"] + kept)])
