@@ -80,6 +80,9 @@ def _cache_key(path: Path) -> tuple[str, int, int]:
 
 
 _CACHE: dict[tuple[str, int, int], Trace] = {}
+# Traces kept at once (the 16 read last): a search over capacity traces reads a new trace per candidate
+# (70 000 opportunities, ~2.5 MB as Python floats), and an unbounded cache grew by that much per candidate.
+_CACHE_SIZE = 16
 
 
 def resolve(value: str) -> Path:
@@ -140,4 +143,6 @@ def load(value: str) -> Trace:
         raise ValueError(f"{path}:{last_line}: the last time is the trace's period and must be > 0 ms")
     tr = Trace(str(path), tuple(times))
     _CACHE[key] = tr
+    while len(_CACHE) > _CACHE_SIZE:
+        del _CACHE[next(iter(_CACHE))]  # dicts keep insertion order: the oldest read goes first
     return tr
