@@ -186,3 +186,17 @@ def test_confirm_kernel_runs_the_top_candidates_on_linux_tcp(tmp_path: Path) -> 
     assert spec["flows"][0]["cc"] == "kernel:cubic"
     assert "| 1 |" in (out / "confirm-kernel.md").read_text()
     assert c["candidates"][0]["holds"] in (True, False)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (("segments = 2", "segments = 0"), "adversary[0].segments"),
+    (("segments = 2", "segments = \"two\""), "adversary[0].segments"),
+    (("rate = [\"2Mbps\", \"20Mbps\"]", "rate = [\"0Mbps\", \"20Mbps\"]"), "adversary[0].rate"),
+])
+def test_bad_capacity_adversary_exits_2_naming_the_field(tmp_path: Path, edit: tuple[str, str],
+                                                         field: str) -> None:
+    assert edit[0] in CAPACITY
+    f = tmp_path / "s.toml"
+    f.write_text(CAPACITY.replace(*edit))
+    r = CliRunner().invoke(cli, ["search", str(f), "--out", str(tmp_path / "o"), "-j", "1"])
+    assert r.exit_code == 2 and f"error: {field}" in r.output and "Traceback" not in r.output, r.output
