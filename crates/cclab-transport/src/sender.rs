@@ -648,7 +648,7 @@ impl Sender {
             self.tlp_end = None;
         }
         if cum_advanced && !self.cfg.undo {
-            self.check_spurious_rto(ack.ts_echo);
+            self.check_spurious_rto(now, ack.ts_echo);
         }
         if cum_advanced && self.board.unsack_head() {
             self.rejected.sacked_head += 1;

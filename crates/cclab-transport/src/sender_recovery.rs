@@ -358,7 +358,7 @@ impl Sender {
     /// had arrived; every retransmission since carries a later timestamp. Response (Linux's undo): the
     /// algorithm restores its window, the packets marked lost and not yet resent are unmarked (they
     /// are not resent), and the recovery episode ends.
-    pub(super) fn check_spurious_rto(&mut self, ts_echo: Nanos) {
+    pub(super) fn check_spurious_rto(&mut self, now: Nanos, ts_echo: Nanos) {
         let Some(u) = self.rto_undo.take() else {
             return;
         };
@@ -366,6 +366,9 @@ impl Sender {
             return;
         }
         self.stats.spurious_timeouts += 1;
+        if self.win_stats.window.contains(now) {
+            self.win_stats.timeouts_undone += 1;
+        }
         self.board.undo_rto_marks();
         self.recovery.undo_rto();
         self.cc.undo_cwnd(u.cwnd, u.ssthresh);
