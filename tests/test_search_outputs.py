@@ -200,3 +200,15 @@ def test_bad_capacity_adversary_exits_2_naming_the_field(tmp_path: Path, edit: t
     f.write_text(CAPACITY.replace(*edit))
     r = CliRunner().invoke(cli, ["search", str(f), "--out", str(tmp_path / "o"), "-j", "1"])
     assert r.exit_code == 2 and f"error: {field}" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_confirm_without_the_real_datapath_exits_2_with_the_reason(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cclab-net that is not an executable makes the real datapath unavailable wherever the test runs.
+    monkeypatch.setenv("CCLAB_NET_BIN", str(tmp_path / "no-such-cclab-net"))
+    f = tmp_path / "s.toml"
+    f.write_text(CAPACITY.replace("evaluations = 8", "evaluations = 2").replace("batch = 4", "batch = 2"))
+    r = CliRunner().invoke(cli, ["search", str(f), "--out", str(tmp_path / "o"), "-j", "1", "--no-figures",
+                                 "--confirm", "real"])
+    assert r.exit_code == 2 and "--confirm real: real datapath unavailable" in r.output, r.output
+    assert (tmp_path / "o" / "best.toml").is_file()  # the search itself is done and kept
