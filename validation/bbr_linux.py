@@ -4,14 +4,15 @@
 drivers (Linux here has no v3).
 
     sudo .venv/bin/python validation/bbr_linux.py [--duration 20] [--measure 5] [--seeds 1-5]
-        [--out validation/out/bbr]
+        [--out validation/out/bbr] [--transport '{"receiver": "linux"}']
 
 Dumbbells at 100 Mbit/s with one BDP of drop-tail buffer, flows starting within 0.5 s: one BBR flow;
 two BBR flows; one BBR flow and one CUBIC flow (all at 40 ms); two BBR flows at 40 ms and two at 160 ms. For each, per seed: the kernel's
 (kernel:bbr, kernel:cubic), our transport's over the same emulator (bbr beside kernel:cubic) and the
 simulator's (bbr, cubic). Printed: per-flow goodput and mean RTT as the mean over seeds with its 95 %
 confidence interval, link utilisation and queue. Results are kept as JSON in `--out`, so an interrupted
-run resumes. docs/validation.md has the table this printed.
+run resumes. docs/validation.md has the table this printed. `--transport` gives cclab's flows (simulator and
+ours over the emulator) a `[transport]` table; their results are kept apart by it (the kernel's are shared).
 """
 from __future__ import annotations
 
@@ -43,9 +44,11 @@ RTTS = {"4 bbr 40/160": [40, 40, 160, 160]}
 DRIVERS = ("kernel", "ours-real", "sim")
 
 
-def scenario(ccs: list[str], duration: float, measure: float, seed: int, rtts: list[int] | None = None) -> dict:
+def scenario(ccs: list[str], duration: float, measure: float, seed: int, rtts: list[int] | None = None,
+             transport: dict | None = None) -> dict:
     rtts = rtts or [40] * len(ccs)
     return {
+        **({"transport": transport} if transport else {}),
         "name": "bbr-" + "-".join(c.replace(":", "_") for c in ccs),
         "duration": f"{duration:g}s",
         "seed": seed,
@@ -69,6 +72,8 @@ def main() -> int:
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--drivers", default=",".join(DRIVERS))
     ap.add_argument("--out", type=Path, default=HERE / "out" / "bbr")
+    ap.add_argument("--transport", type=json.loads, default={},
+                    help='a [transport] table (JSON) for the simulator and ours-real, e.g. \'{"receiver": "linux"}\'')
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
@@ -81,11 +86,13 @@ def main() -> int:
             per = []
             for seed in seeds:
                 slug = name.replace(" ", "_").replace("+", "_").replace("/", "-")
-                path = a.out / f"{slug}_{driver}_{seed}_d{a.duration:g}.json"
+                tr = a.transport if driver != "kernel" else {}
+                extra = "".join(f"_{k}-{v}" for k, v in sorted(tr.items()))
+                path = a.out / f"{slug}_{driver}_{seed}_d{a.duration:g}{extra}.json"
                 if path.exists():
                     s = json.loads(path.read_text())
                 else:
-                    d = scenario(ccs, a.duration, a.measure, seed, RTTS.get(name))
+                    d = scenario(ccs, a.duration, a.measure, seed, RTTS.get(name), tr)
                     r = cclab.run(d, progress=False, plots=False) if driver == "sim" else net.run(d, progress=False)
                     s = r.summary
                     path.write_text(json.dumps(s))
