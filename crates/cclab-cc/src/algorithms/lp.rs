@@ -19,6 +19,14 @@
 //! during the inference time: 43 %). Linux's spike filter for the maximum delay (`owd_max_rsv`: a new
 //! maximum counts once a second sample confirms it) is kept.
 //!
+//! Empty delay range: the indication test is Linux's, `sdelay ≥ delay_min + threshold·(delay_max −
+//! delay_min)`, also while the range is empty (delay_max = delay_min, as at the first RTT sample): the
+//! smoothed delay is then at the minimum, so Linux's `tcp_lp_pkts_acked` cuts at the very first sample,
+//! which also sets the range to [s, 2s] and starts an inference time. Earlier cclab versions skipped
+//! the test while the range was empty (no cut until the samples spread). ns-3's port tests `≤` where
+//! Linux tests `<` (within the threshold when equal), so it does not cut on an empty range;
+//! `ns3_slow_start = true` takes that rule too.
+//!
 //! DECISION (delay): the paper and Linux estimate one-way delay from TCP timestamps (with receiver clock
 //! offsets cancelled by the min/max normalisation); this sender uses the RTT samples, smoothed with
 //! gain 1/8 as Linux smooths its one-way delay (queueing on the ACK path therefore counts too).
@@ -33,7 +41,8 @@ use crate::time::Nanos;
 
 pub struct Lp {
     threshold: f64,
-    /// ns-3's `TcpLp` pauses only congestion avoidance during the inference time, not slow start.
+    /// ns-3's `TcpLp` pauses only congestion avoidance during the inference time, not slow start, and
+    /// counts a smoothed delay equal to the threshold as within it (no cut on an empty range).
     ns3_slow_start: bool,
     /// Linux's and ns-3's rule: an early cut leaves ssthresh alone (module doc, DECISION).
     keep_ssthresh: bool,
@@ -112,7 +121,10 @@ impl CongestionControl for Lp {
             self.within_inference = self
                 .last_drop
                 .is_some_and(|t| ack.now.saturating_sub(t) < self.inference);
-            if s >= self.dmin + self.threshold * (self.dmax - self.dmin) && self.dmax > self.dmin {
+            let th = self.dmin + self.threshold * (self.dmax - self.dmin);
+            // Linux: within the threshold iff s < th; ns-3: iff s ≤ th (module doc, empty range).
+            let indication = if self.ns3_slow_start { s > th } else { s >= th };
+            if indication {
                 // Early congestion indication.
                 self.dmin = s;
                 self.dmax = 2.0 * s;
@@ -178,12 +190,16 @@ mod tests {
         let mut lp = Lp::new(10.0, &Params::new()).unwrap();
         lp.cwnd = 100.0;
         lp.ssthresh = 1.0;
-        // Delay range 100-200 ms seen; threshold at 115 ms.
+        // The first sample: the delay range is empty, so Linux's test cuts (halves) and sets the range
+        // to [s, 2s] = [100, 200] ms; the threshold is then at 115 ms.
         lp.on_ack(&ack(0, 100 * MS));
-        lp.on_ack(&ack(MS, 200 * MS));
-        // The smoothed delay (gain 1/8) crosses 115 ms: halve.
-        let mut t = 2 * MS;
-        while lp.early_cuts == 0 {
+        assert_eq!((lp.early_cuts, lp.cwnd()), (1, 50.0));
+        assert_eq!((lp.dmin, lp.dmax), (100e6, 200e6));
+        // Past that inference time (3 RTTs), the smoothed delay (gain 1/8) of 200 ms samples crosses
+        // 115 ms: halve.
+        lp.cwnd = 100.0;
+        let mut t = 1_000 * MS;
+        while lp.early_cuts == 1 {
             lp.on_ack(&ack(t, 200 * MS));
             t += MS;
         }
@@ -194,7 +210,7 @@ mod tests {
         lp.on_ack(&ack(t, 120 * MS));
         assert_eq!(lp.cwnd(), w);
         let mut k = 0;
-        while lp.early_cuts == 1 && k < 200 {
+        while lp.early_cuts == 2 && k < 200 {
             lp.on_ack(&ack(t + k * MS, 400 * MS));
             k += 1;
         }
@@ -202,39 +218,55 @@ mod tests {
     }
 
     #[test]
-    fn a_steady_delay_is_reno() {
+    fn a_steady_delay_is_reno_after_the_first_samples_cut() {
         let mut lp = Lp::new(10.0, &Params::new()).unwrap();
         lp.ssthresh = 1.0;
+        // ACKs 10 ms apart for 1 s: the empty-range cut at the first (10 → 5), no growth in its
+        // 300 ms inference time, then Reno's +1/cwnd per ACK and no further indication.
         for k in 0..100 {
-            lp.on_ack(&ack(k * MS, 100 * MS));
+            lp.on_ack(&ack(k * 10 * MS, 100 * MS));
+            if k == 20 {
+                assert_eq!(lp.cwnd(), 5.0);
+            }
         }
-        assert_eq!(lp.early_cuts, 0);
-        assert!(lp.cwnd() > 10.0);
+        assert_eq!(lp.early_cuts, 1);
+        assert!(lp.cwnd() > 10.0, "{}", lp.cwnd());
+    }
+
+    #[test]
+    fn an_empty_delay_range_cuts_with_linuxs_test_not_with_ns3s() {
+        // Linux: within the threshold iff s < th, so s = th (empty range, first sample) is an
+        // indication; ns-3: iff s ≤ th, no indication.
+        let mut p = Params::new();
+        p.insert(
+            "ns3_slow_start".into(),
+            crate::params::ParamValue::Bool(true),
+        );
+        for (params, cuts, w) in [(Params::new(), 1, 5.0), (p, 0, 11.0)] {
+            let mut lp = Lp::new(10.0, &params).unwrap();
+            lp.on_ack(&ack(0, 100 * MS));
+            assert_eq!((lp.early_cuts, lp.cwnd()), (cuts, w));
+        }
     }
 
     #[test]
     fn an_early_cut_lowers_ssthresh_unless_linux_rules_are_asked_for() {
+        // The first sample's cut (empty delay range, Linux's test) is an early cut like any other.
         let cut = |params: &Params| {
             let mut lp = Lp::new(10.0, params).unwrap();
             lp.cwnd = 100.0;
             lp.on_ack(&ack(0, 100 * MS));
-            lp.on_ack(&ack(MS, 200 * MS));
-            lp.on_ack(&ack(2 * MS, 200 * MS)); // confirms the new maximum (spike filter)
-            let mut t = 3 * MS;
-            while lp.early_cuts == 0 {
-                lp.on_ack(&ack(t, 200 * MS));
-                t += MS;
-            }
+            assert_eq!(lp.early_cuts, 1);
             (lp.cwnd(), lp.ssthresh())
         };
         let (w, ss) = cut(&Params::new());
-        assert!((w - 50.0).abs() < 3.0 && ss == w.max(2.0), "{w} {ss}");
+        assert_eq!((w, ss), (50.0, 50.0));
         let mut p = Params::new();
         p.insert(
             "keep_ssthresh".into(),
             crate::params::ParamValue::Bool(true),
         );
         let (w, ss) = cut(&p);
-        assert!((w - 50.0).abs() < 3.0 && ss == 1e12, "{w} {ss}");
+        assert_eq!((w, ss), (50.0, 1e12));
     }
 }
