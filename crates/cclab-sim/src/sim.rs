@@ -33,7 +33,7 @@ use cclab_transport::{Receiver, Sender};
 const XFER: u32 = 1 << 31;
 use link::Link;
 use measure::{FlowSnap, LinkSnap};
-use packet::{prefetch, Body, Hop, Packet, Pipe};
+use packet::{prefetch_packet, Body, Hop, Packet, Pipe};
 use std::time::Instant;
 
 struct Flow {
@@ -248,7 +248,7 @@ impl Simulation {
     /// other events, so the load overlaps useful work.
     #[inline(always)]
     fn prefetch(&self, n: u32) {
-        prefetch(&self.slab[n as usize]);
+        prefetch_packet(&self.slab[n as usize]);
     }
 
     /// Moves packet `i` to its current hop.

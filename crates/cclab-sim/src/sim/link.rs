@@ -3,7 +3,7 @@
 //! and one pending `LinkArrive` (the earliest packet on the wire).
 
 use super::measure::{hist_bin, HIST_BINS};
-use super::packet::{prefetch, Body, Pipe};
+use super::packet::{prefetch_packet, Body, Pipe};
 use super::Simulation;
 use crate::events::Event;
 use crate::result::{PacketKind, TraceKind};
@@ -251,7 +251,7 @@ impl Simulation {
                 return;
             };
             if let Some(&n) = q.front() {
-                prefetch(&self.slab[n as usize]);
+                prefetch_packet(&self.slab[n as usize]);
             }
             let p = &mut self.slab[i as usize];
             link.account_queue(now);
