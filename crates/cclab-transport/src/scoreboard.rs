@@ -22,6 +22,8 @@ const RETX: u8 = 4;
 /// Retransmitted at least once (Linux's `TCPCB_EVER_RETRANS`): its delivery may be the retransmission's,
 /// so it is no evidence of reordering. Kept through SACK and loss marks.
 const EVER: u8 = 8;
+/// Packets of a D-SACK block examined for reordering evidence ([`Scoreboard::on_dsack`]).
+const DSACK_SCAN: u64 = 64;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Scoreboard {
@@ -207,8 +209,11 @@ impl Scoreboard {
 
     /// A D-SACK reports `[start, end)` received twice: a packet there that is SACKed and was resent
     /// had its original delivered, so it was reordered, not lost (Linux's rule in `tcp_sacktag_one`).
+    /// An honest receiver's block is one duplicate, or a few adjacent ones; only the first
+    /// [`DSACK_SCAN`] packets of a block are looked at, so a forged wide block costs no more.
     pub(crate) fn on_dsack(&mut self, start: u64, end: u64) {
-        let (s, e) = (start.max(self.snd_una), end.min(self.snd_nxt));
+        let s = start.max(self.snd_una);
+        let e = end.min(self.snd_nxt).min(s.saturating_add(DSACK_SCAN));
         for seq in s..e {
             let f = self.flags[(seq - self.snd_una) as usize];
             if f & (SACKED | EVER) == SACKED | EVER && seq < self.prior_fack {
@@ -550,6 +555,61 @@ mod tests {
         assert_eq!(b.advance(4), 2, "packets 0 and 3; 1 and 2 were SACKed");
         assert_eq!((b.sacked(), b.outstanding(), b.pipe()), (0, 2, 2));
         assert!(b.known.is_empty());
+    }
+
+    /// Linux's reordering metric: a packet never resent, delivered below the highest SACKed one, was
+    /// reordered by the distance between them; a resent one proves nothing (its retransmission may be
+    /// what arrived), unless a D-SACK shows both copies arrived.
+    #[test]
+    fn reordering_is_measured_from_the_highest_sack() {
+        let mut b = board(10);
+        b.begin_ack();
+        b.apply_sack_block(SackBlock { start: 2, end: 6 });
+        assert_eq!(b.take_reordering(), None, "nothing SACKed before this ACK");
+        b.begin_ack();
+        b.apply_sack_block(SackBlock { start: 1, end: 6 });
+        assert_eq!(b.take_reordering(), Some(6 - 1), "1 arrived after 5");
+        b.mark_lost(0);
+        assert_eq!(b.next_retx(), Some(0));
+        b.on_retransmit(0);
+        b.begin_ack();
+        assert_eq!(b.advance(6), 1);
+        assert_eq!(b.take_reordering(), None, "0 was resent");
+        assert!(!b.orig_delivered(u64::MAX));
+        let mut b = board(10);
+        b.apply_sack_block(SackBlock { start: 3, end: 5 });
+        b.update_loss_marks(1);
+        b.next_retx();
+        b.on_retransmit(2);
+        b.begin_ack();
+        b.apply_sack_block(SackBlock { start: 2, end: 5 });
+        assert_eq!(b.take_reordering(), None);
+        b.begin_ack();
+        b.on_dsack(2, 3);
+        assert_eq!(b.take_reordering(), Some(5 - 2), "both copies of 2 arrived");
+    }
+
+    /// RACK on original transmissions: lost once sent before the newest delivered transmission and
+    /// at or before the bound (now − RACK.rtt − reo_wnd); SACKed packets are stepped over, and the first
+    /// undecided packet is what the reordering timer waits for.
+    #[test]
+    fn rack_marks_by_send_time_and_leaves_the_rest_to_its_timer() {
+        let mut b = Scoreboard::new().with_send_times();
+        for t in 0..6 {
+            b.on_send_new(100 + 10 * t);
+        }
+        b.apply_sack_block(SackBlock { start: 1, end: 2 });
+        b.apply_sack_block(SackBlock { start: 4, end: 5 });
+        // Delivered: the packet sent at 140; packets sent by 120 count as lost.
+        assert_eq!(b.rack_mark_lost_at(140, 120), 2, "0 and 2; 1 is SACKed");
+        assert_eq!(b.rack_pending(140), Some(130), "3 is in doubt");
+        assert_eq!(
+            b.rack_mark_lost_at(140, 1_000),
+            1,
+            "3; 5 left after the delivered one"
+        );
+        assert_eq!(b.rack_pending(140), None);
+        assert_eq!(b.lost(), 3);
     }
 
     #[test]
