@@ -22,7 +22,7 @@ RTT on the bottleneck (the jitter and `reorder` need a link delay to act on), ov
 
 Drivers: `sim-old` (the simulator with the transport's defaults: dupack loss detection, a per-packet
 receiver, no D-SACK, no undo), `sim-linux` (loss_detection = rack, undo, dsack, receiver = linux), seeds
---seeds; `kernel` (kernel:reno / kernel:cubic / kernel:bbr through the emulator) and `ours-real` (our
+--seeds (and the variants in VARIANTS, between the two); `kernel` (kernel:reno / kernel:cubic / kernel:bbr through the emulator) and `ours-real` (our
 transport with the Linux-like settings through the emulator), --real-runs. Per path, algorithm and
 driver: goodput (Mbit/s), retransmissions in the window, and spurious retransmissions in the window
 estimated as retransmissions minus the bottleneck's drops (each dropped data packet needs exactly one
@@ -52,6 +52,15 @@ ALGOS = {"reno": ("newreno", "kernel:reno"), "cubic": ("cubic", "kernel:cubic"),
 OLD: dict = {}  # the transport's defaults
 LINUX = {"loss_detection": "rack", "undo": True, "dsack": True, "receiver": "linux"}
 DRIVERS = ("sim-old", "sim-linux", "kernel", "ours-real")
+# Simulator variants between the two, one setting at a time (--drivers sim-rack,...): which of the four
+# settings carries the agreement.
+VARIANTS = {
+    "sim-rx": {"receiver": "linux"},
+    "sim-rack": {"loss_detection": "rack", "dsack": True},
+    "sim-undo": {"undo": True, "dsack": True},
+    "sim-rack-undo": {"loss_detection": "rack", "undo": True, "dsack": True},
+    "sim-linux-prr": {**LINUX, "prr": True},
+}
 
 BASE = {"rate": "50Mbps", "delay": "5ms", "buffer": 200, "queue": "droptail"}
 PATHS: dict[str, dict] = {
@@ -175,6 +184,7 @@ def main() -> int:
 
     a.out.mkdir(parents=True, exist_ok=True)
     spike = spike_trace(a.out)
+    means: dict[tuple[str, str, str], tuple[float, float]] = {}  # (path, algo, driver) -> goodput, spurious
     print("| path | algorithm | driver | n | goodput (Mbit/s) | retransmissions | spurious (retx − drops) | D-SACKs | undone (fast/RTO) | disturbed |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for path in a.paths.split(","):
@@ -185,7 +195,7 @@ def main() -> int:
             for driver in a.drivers.split(","):
                 real = driver in ("kernel", "ours-real")
                 cc = kernel_cc if driver == "kernel" else sim_cc
-                tr = {"sim-old": OLD, "sim-linux": LINUX, "kernel": {}, "ours-real": LINUX}[driver]
+                tr = {"sim-old": OLD, "sim-linux": LINUX, "kernel": {}, "ours-real": LINUX, **VARIANTS}[driver]
                 rows = []
                 for seed in seeds(a.real_runs if real else a.seeds):
                     slug = path.replace("%", "pct")
@@ -204,6 +214,10 @@ def main() -> int:
                     rows.append(r)
                 if not rows:
                     continue
+                means[path, algo, driver] = (
+                    float(np.mean([r["goodput_mbps"] for r in rows])),
+                    float(np.mean([r["spurious_est"] for r in rows])),
+                )
                 own = driver != "kernel"
                 und = (f"{ci([r['spurious_recoveries_undone'] for r in rows])} / {ci([r['spurious_timeouts_undone'] for r in rows])}") if own else "–"
                 dist = f"{sum(bool(r['disturbed']) for r in rows)}/{len(rows)}" if real else "–"
@@ -213,7 +227,56 @@ def main() -> int:
                     f"{ci([r['dsacks_received'] for r in rows]) if own else '–'} | {und} | {dist} |",
                     flush=True,
                 )
+    agreement(means, [d for d in a.drivers.split(",") if d != "kernel"])
     return 0
+
+
+def spurious_ratio(x: float, linux: float) -> float:
+    """x against Linux's spurious retransmissions per window, each floored at 1: "within 2x" of 0.3 and of 0
+    both mean at most 2 (a count of a few in 15 s is noise, and no ratio of zeros exists)."""
+    return max(x, 1.0) / max(linux, 1.0)
+
+
+def agreement(means: dict[tuple[str, str, str], tuple[float, float]], drivers: list[str]) -> None:
+    """Per path and algorithm, each driver's goodput difference to Linux's (target: within 15 %) and its
+    spurious retransmissions as a multiple of Linux's (target: within 2x either way); then per driver the
+    mean absolute goodput difference and the misses."""
+    cases = sorted({(p, al) for p, al, d in means if d == "kernel"}, key=lambda c: (list(PATHS).index(c[0]), list(ALGOS).index(c[1])))
+    drivers = [d for d in drivers if any((p, al, d) in means for p, al in cases)]
+    if not cases or not drivers:
+        return
+    print()
+    print("| path | algorithm | " + " | ".join(f"{d}: goodput vs Linux / spurious ×" for d in drivers) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in drivers) + " |")
+    diffs: dict[str, list[float]] = {d: [] for d in drivers}
+    miss_g: dict[str, list[str]] = {d: [] for d in drivers}
+    miss_s: dict[str, list[str]] = {d: [] for d in drivers}
+    for p, al in cases:
+        kg, ks = means[p, al, "kernel"]
+        cells = []
+        for d in drivers:
+            if (p, al, d) not in means:
+                cells.append("–")
+                continue
+            g, sp = means[p, al, d]
+            dg = (g - kg) / kg * 100
+            ratio = spurious_ratio(sp, ks)
+            diffs[d].append(abs(dg))
+            if abs(dg) > 15:
+                miss_g[d].append(f"{p}/{al}")
+            if not 0.5 <= ratio <= 2:
+                miss_s[d].append(f"{p}/{al}")
+            mark = ("**" if abs(dg) > 15 else "", "**" if not 0.5 <= ratio <= 2 else "")
+            cells.append(f"{mark[0]}{dg:+.1f} %{mark[0]} / {mark[1]}{ratio:.2g}×{mark[1]}")
+        print(f"| {p} | {al} | " + " | ".join(cells) + " |")
+    print()
+    for d in drivers:
+        n = len(diffs[d])
+        print(
+            f"{d}: {n} cases, mean |goodput difference| {np.mean(diffs[d]):.1f} %, max {max(diffs[d]):.1f} %; "
+            f"goodput misses (> 15 %) {len(miss_g[d])}: {', '.join(miss_g[d]) or 'none'}; "
+            f"spurious misses (outside 2×) {len(miss_s[d])}: {', '.join(miss_s[d]) or 'none'}"
+        )
 
 
 if __name__ == "__main__":
