@@ -36,6 +36,10 @@
 //! * **q** is the mean of the echoed prices over the last smoothed RTT (follows §4.5, departs from Fig. 5's
 //!   "price in the most recent packet"); it feeds ξ*, PriceWnd and deltaq. The thesis's unspecified
 //!   compensation for the extra feedback delay of averaging is not implemented.
+//!   `price_averaging = false` takes the most recent packet's price instead (the thesis's Fig. 7 foil).
+//! * **eq. 12** is applied on every fall of baseRTT; `base_rtt_correction = false` turns it off (the
+//!   thesis's Fig. 8 left column). `base_rtt_drop` / `base_rtt_drop_at` lower the estimate once at a
+//!   given time, as the thesis's Fig. 8 experiment did, without touching the path.
 //! * **ξ initialisation**: ξ = ξ* when the first price arrives (Fig. 5 step 2 says "second ACK": the first
 //!   ACK carries the QuickStart rate, so it is the same event).
 //! * **Sender dt** = 1 ms (no value in the thesis); ξ is updated on the first ACK at least dt after the
@@ -57,6 +61,7 @@
 //!   queue MaxNet is meant to keep empty, and the router's 1 ms integrator would see it as overload. So the
 //!   source paces: at QSrate in QuickStart mode, at `cwnd·packet_bits/srtt` in price mode (the window's
 //!   own rate; the window stays the hard limit on packets in flight).
+//!   `pacing = false` leaves the sender ACK-clocked, as the thesis's kernel was.
 //! * ours — **window floor** 1 packet, ceiling `max_wnd` (65535, §4.3), also for the pacing rate, so a
 //!   flow at a very high price keeps one packet per RTT in flight and hears when the price falls.
 //! * ours — echoes whose router field carries a QuickStart rate after the first one (e.g. the ACK of a
@@ -92,6 +97,17 @@ pub struct MaxNetConfig {
     pub rateinc: f64,
     /// Use Fig. 5's literal `QSWnd < cwnd` test in step 4 instead of "window-limited".
     pub qs_literal_test: bool,
+    /// q = the mean echoed price over one smoothed RTT (§4.5); off, the most recent packet's price (Fig. 5
+    /// as printed, the thesis's Fig. 7 "no averaging" foil).
+    pub price_averaging: bool,
+    /// eq. 12's ξ correction when baseRTT falls; off, the protocol "as described in chapter 3" (Fig. 8 left).
+    pub base_rtt_correction: bool,
+    /// Pace the window (DECISION "pacing"); off, the sender is ACK-clocked as the thesis's kernel was.
+    pub pacing: bool,
+    /// §4.5's Fig. 8 experiment: at `base_rtt_drop_at` seconds (simulation clock) the baseRTT estimate is
+    /// lowered by `base_rtt_drop` seconds while the path stays as it is (0 = never).
+    pub base_rtt_drop: f64,
+    pub base_rtt_drop_at: f64,
 }
 
 impl MaxNetConfig {
@@ -107,6 +123,11 @@ impl MaxNetConfig {
             mindeltaq: r.f64_in("mindeltaq", 16000.0 / 262144.0, 0.0, 1e6)?,
             rateinc: r.f64_in("rateinc", 2.0, 1.0, 1e3)?,
             qs_literal_test: r.bool("qs_literal_test", false)?,
+            price_averaging: r.bool("price_averaging", true)?,
+            base_rtt_correction: r.bool("base_rtt_correction", true)?,
+            pacing: r.bool("pacing", true)?,
+            base_rtt_drop: r.f64_in("base_rtt_drop", 0.0, 0.0, 10.0)?,
+            base_rtt_drop_at: r.f64_in("base_rtt_drop_at", 0.0, 0.0, 1e6)?,
         };
         r.finish()?;
         Ok(cfg)
@@ -148,6 +169,8 @@ pub struct MaxNet {
     qs_rate: f64,
     lastq: f64,
     next_step4: Nanos,
+    /// When the configured baseRTT drop is due (`Nanos::MAX`: none, or done).
+    drop_at: Nanos,
 }
 
 impl MaxNet {
@@ -181,6 +204,11 @@ impl MaxNet {
             qs_rate: 0.0,
             lastq: 0.0,
             next_step4: 0,
+            drop_at: if cfg.base_rtt_drop > 0.0 {
+                from_secs(cfg.base_rtt_drop_at)
+            } else {
+                Nanos::MAX
+            },
             cfg,
         }
     }
@@ -240,7 +268,11 @@ impl MaxNet {
             let (_, c) = self.samples.pop_front().unwrap();
             self.code_sum -= c as u64;
         }
-        self.q = self.code_sum as f64 / self.samples.len() as f64 * maxnet_wire::RESOLUTION;
+        self.q = if self.cfg.price_averaging {
+            self.code_sum as f64 / self.samples.len() as f64 * maxnet_wire::RESOLUTION
+        } else {
+            code as f64 * maxnet_wire::RESOLUTION
+        };
     }
 
     /// baseRTT update with the eq. 12 correction of ξ.
@@ -251,7 +283,7 @@ impl MaxNet {
         if self.base_rtt == 0.0 {
             self.base_rtt = rtt;
         } else if rtt < self.base_rtt {
-            if self.xi_ready {
+            if self.xi_ready && self.cfg.base_rtt_correction {
                 self.xi += self.q * self.cfg.alpha * (1.0 / rtt - 1.0 / self.base_rtt);
             }
             self.base_rtt = rtt;
@@ -298,6 +330,9 @@ impl CongestionControl for MaxNet {
     }
 
     fn pacing_rate_bps(&self) -> Option<f64> {
+        if !self.cfg.pacing {
+            return None;
+        }
         match self.mode {
             Mode::Start => None,
             Mode::QuickStart => Some(self.qs_rate),
@@ -317,6 +352,13 @@ impl CongestionControl for MaxNet {
         }
         if ack.srtt > 0 {
             self.srtt = to_secs(ack.srtt);
+        }
+        if now >= self.drop_at && self.base_rtt > 0.0 {
+            // the thesis "simulated a drop of the base RTT value": the estimate alone moves (through the
+            // same path as a lower sample, so eq. 12 applies when on); later samples, at the old path
+            // delay, are all above it and leave it there.
+            self.drop_at = Nanos::MAX;
+            self.update_base_rtt((self.base_rtt - self.cfg.base_rtt_drop).max(1e-6));
         }
         if self.base_rtt == 0.0 {
             return; // no RTT yet: nothing can be computed (the transport always gives one on the 1st ACK)
@@ -699,6 +741,165 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(m.cwnd(), w);
+    }
+
+    #[test]
+    fn practical_issue_switches_default_on_and_are_checked() {
+        let c = MaxNetConfig::from_params(&Params::new()).unwrap();
+        assert!(c.price_averaging && c.base_rtt_correction && c.pacing);
+        assert_eq!((c.base_rtt_drop, c.base_rtt_drop_at), (0.0, 0.0));
+        let e = MaxNetConfig::from_params(&params(&[("base_rtt_drop", ParamValue::Num(-0.001))]))
+            .unwrap_err();
+        assert_eq!(e.field, "base_rtt_drop");
+        let e = MaxNetConfig::from_params(&params(&[("price_averaging", ParamValue::Num(1.0))]))
+            .unwrap_err();
+        assert_eq!(e.field, "price_averaging");
+    }
+
+    /// `price_averaging = false`: q is the price of the most recent echo (Fig. 5 as printed).
+    #[test]
+    fn without_averaging_the_latest_price_is_used() {
+        let mut m = MaxNet::new(
+            10.0,
+            PKT,
+            &params(&[
+                ("quickstart", ParamValue::Bool(false)),
+                ("price_averaging", ParamValue::Bool(false)),
+            ]),
+        )
+        .unwrap();
+        let rtt = 10 * NS_PER_MS;
+        for i in 0..50u64 {
+            let p = if i % 2 == 0 { 0.8 } else { 0.9 };
+            m.on_ack(&ack(NS_PER_MS + i * NS_PER_MS, rtt, encode_price(p)));
+            // exact: the code's own value, not a mean (encode rounds to 2^-18 s)
+            let want = encode_price(p) as f64 / 262144.0;
+            assert_eq!(m.price(), want, "ack {i}");
+        }
+    }
+
+    /// `base_rtt_correction = false`: a lower baseRTT leaves ξ where it was, so the rate falls by a factor
+    /// e^{−qα(1/b_new − 1/b_old)} (the instability §4.5 describes); with it, the rate is kept (eq. 12).
+    #[test]
+    fn without_eq12_a_base_rtt_drop_makes_the_rate_jump() {
+        let q = encode_price(0.81);
+        let mk = |corr: bool| {
+            MaxNet::new(
+                10.0,
+                PKT,
+                &params(&[
+                    ("quickstart", ParamValue::Bool(false)),
+                    ("base_rtt_correction", ParamValue::Bool(corr)),
+                ]),
+            )
+            .unwrap()
+        };
+        for corr in [true, false] {
+            let mut m = mk(corr);
+            let t = feed(
+                &mut m,
+                NS_PER_MS,
+                20_000 * NS_PER_MS,
+                NS_PER_MS,
+                28 * NS_PER_MS,
+                q,
+            );
+            let (xi0, rate0, qq) = (m.xi(), rate(&m), m.price());
+            m.on_ack(&ack(t, 27 * NS_PER_MS, q));
+            let jump = (-qq * 0.3 * (1.0 / 0.027 - 1.0 / 0.028)).exp();
+            if corr {
+                assert!(
+                    (rate(&m) / rate0 - 1.0).abs() < 1e-6,
+                    "{}",
+                    rate(&m) / rate0
+                );
+            } else {
+                // the ξ step of this one ACK moves ξ by at most η·dt/b²·T·|ξ* − ξ| (≈ 0.9 % of the gap)
+                assert!((m.xi() - xi0).abs() < 0.01 * (qq * 0.3 * (1.0 / 0.027 - 1.0 / 0.028)));
+                assert!(
+                    (rate(&m) / rate0 / jump - 1.0).abs() < 0.01,
+                    "{} vs {jump}",
+                    rate(&m) / rate0
+                );
+            }
+        }
+    }
+
+    /// `base_rtt_drop`: once the clock reaches `base_rtt_drop_at`, the estimate is lowered by the drop
+    /// (eq. 12 applied) and later samples at the old path delay leave it there.
+    #[test]
+    fn configured_base_rtt_drop_happens_once_at_its_time() {
+        let q = encode_price(0.81);
+        let mut m = MaxNet::new(
+            10.0,
+            PKT,
+            &params(&[
+                ("quickstart", ParamValue::Bool(false)),
+                ("base_rtt_drop", ParamValue::Num(0.001)),
+                ("base_rtt_drop_at", ParamValue::Num(10.0)),
+            ]),
+        )
+        .unwrap();
+        let t = feed(
+            &mut m,
+            NS_PER_MS,
+            9_998 * NS_PER_MS,
+            NS_PER_MS,
+            28 * NS_PER_MS,
+            q,
+        );
+        assert!(t < 10_000 * NS_PER_MS);
+        assert!((m.base_rtt() - 0.028).abs() < 1e-12);
+        let (xi0, rate0, qq) = (m.xi(), rate(&m), m.price());
+        feed(&mut m, t, 3 * NS_PER_MS, NS_PER_MS, 28 * NS_PER_MS, q);
+        assert!((m.base_rtt() - 0.027).abs() < 1e-12, "{}", m.base_rtt());
+        assert!((m.xi() - xi0 - qq * 0.3 * (1.0 / 0.027 - 1.0 / 0.028)).abs() < 1e-3);
+        assert!(
+            (rate(&m) / rate0 - 1.0).abs() < 1e-3,
+            "{}",
+            rate(&m) / rate0
+        );
+        feed(
+            &mut m,
+            t + 3 * NS_PER_MS,
+            100 * NS_PER_MS,
+            NS_PER_MS,
+            28 * NS_PER_MS,
+            q,
+        );
+        assert!((m.base_rtt() - 0.027).abs() < 1e-12);
+    }
+
+    #[test]
+    fn pacing_off_means_ack_clocked() {
+        let mut m = MaxNet::new(
+            10.0,
+            PKT,
+            &params(&[
+                ("quickstart", ParamValue::Bool(false)),
+                ("pacing", ParamValue::Bool(false)),
+            ]),
+        )
+        .unwrap();
+        feed(
+            &mut m,
+            NS_PER_MS,
+            100 * NS_PER_MS,
+            NS_PER_MS,
+            28 * NS_PER_MS,
+            encode_price(0.8),
+        );
+        assert_eq!(m.pacing_rate_bps(), None);
+        let mut p = price_only();
+        feed(
+            &mut p,
+            NS_PER_MS,
+            100 * NS_PER_MS,
+            NS_PER_MS,
+            28 * NS_PER_MS,
+            encode_price(0.8),
+        );
+        assert!(p.pacing_rate_bps().is_some());
     }
 
     #[test]
