@@ -611,7 +611,7 @@ def _m8_explain(res: Runs, claims: list[Claim]) -> str:
             f"one swing, not a sustained oscillation. "
             f"With eq. 12 ξ is moved to the new fixed point in the same step, so the exponent of eq. 8 is "
             f"unchanged; the window still scales with the estimate (by {(b0 - drop) / b0:.3f}) because the path "
-            f"did not change, which the router's price absorbs (lowest {M8_BIN * 1e3:g} ms rate {claims[1].measured}).")
+            f"did not change, which the router's price absorbs (lowest {M8_BIN * 1e3:g} ms rate {claims[1].measured.split(' (')[0]}).")
 
 
 def _m8_figures(res: Runs) -> dict:
