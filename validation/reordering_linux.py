@@ -18,7 +18,9 @@ RTT on the bottleneck (the jitter and `reorder` need a link delay to act on), ov
   so the outage stands in for a delay spike: the packets queued when it starts wait 0.4 s and then
   arrive, longer than the ~0.24 s RTO, which provokes a spurious timeout (and, with the queue full, real
   drops of what arrives at the full buffer);
-- `clean-bdp`: the clean dumbbell (CUBIC only): the same link, no impairment, one BDP of buffer, 40 ms.
+- `clean-bdp`: the clean dumbbell (CUBIC only): the same link, no impairment, one BDP of buffer, 40 ms;
+- `clean-200`: the same link unimpaired with its 200-packet buffer (BBR only: Linux's BBR keeps that
+  buffer full on the impaired paths, and this tells whether the impairment is why).
 
 Drivers: `sim-old` (the simulator with the transport's defaults: dupack loss detection, a per-packet
 receiver, no D-SACK, no undo), `sim-linux` (loss_detection = rack, undo, dsack, receiver = linux), seeds
@@ -72,8 +74,9 @@ PATHS: dict[str, dict] = {
     "cellular": {"rate": None, "trace": "cellular"},
     "spike": {"rate": None, "trace": "SPIKE"},
     "clean-bdp": {"buffer": "BDP"},
+    "clean-200": {},
 }
-ONLY: dict[str, tuple[str, ...]] = {"clean-bdp": ("cubic",)}
+ONLY: dict[str, tuple[str, ...]] = {"clean-bdp": ("cubic",), "clean-200": ("bbr",)}
 
 SPIKE_RATE_BPS = 50e6
 SPIKE_OUTAGES_S = ((8.0, 8.4), (14.0, 14.4))
