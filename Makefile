@@ -18,7 +18,7 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.7" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
 		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
 		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2" "jsonschema>=4.18" \
-		"markdown>=3.5" "playwright>=1.40,<2" "cma>=4.0,<5"
+		"markdown>=3.5" "playwright>=1.40,<2" "cma>=4.0,<5" "pettingzoo>=1.24,<2"
 	touch $@
 
 # The report test drives a real headless browser: Debian's chromium (playwright drives it; no browser

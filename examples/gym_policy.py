@@ -13,8 +13,12 @@ Policies:
 * ``half-bdp``: hold it at half the BDP (the fair share against one other flow);
 * ``aimd``: Reno in Python: +1 packet per base RTT, halve on a step with retransmissions;
 * ``random``: uniform actions;
-* ``cem``: a linear policy ``a = tanh(w · [obs, 1])`` (8 weights) trained by the cross-entropy method
-  on training seeds disjoint from the evaluation seeds.
+* ``cem``: a linear policy ``a = tanh(w · [obs, 1])`` (11 weights over the sender-only observation,
+  ``cclab.gym.SENDER_OBS_NAMES``) trained by the cross-entropy method on training seeds disjoint from the
+  evaluation seeds.
+
+``bdp`` and ``half-bdp`` are oracles (they are told the path's BDP); ``aimd`` and ``cem`` see only what the
+sender measures.
 
     .venv/bin/python examples/gym_policy.py [--seeds 10] [--iters 20] [--pop 16] [--no-train]
 """
@@ -29,7 +33,7 @@ import gymnasium
 import numpy as np
 
 import cclab.gym  # registers the environment
-from cclab.gym import ENV_ID, OBS_NAMES
+from cclab.gym import ENV_ID, SENDER_OBS_NAMES
 
 STEP = 0.01
 Policy = Callable[[np.ndarray, dict, "cclab.gym.CongestionControlEnv"], float]
@@ -100,9 +104,10 @@ def evaluate(env: gymnasium.Env, policy: Policy, seeds: list[int]) -> dict[str, 
 
 
 def cem(env: gymnasium.Env, seeds: list[int], iters: int, pop: int, rng: np.random.Generator) -> np.ndarray:
-    """Cross-entropy method over the 8 weights of ``linear``: sample ``pop`` weight vectors from a
-    diagonal Gaussian, score each on the training seeds, refit the Gaussian to the best quarter."""
-    dim = len(OBS_NAMES) + 1
+    """Cross-entropy method over the weights of ``linear`` (one per observed value and a bias): sample
+    ``pop`` weight vectors from a diagonal Gaussian, score each on the training seeds, refit the Gaussian
+    to the best quarter."""
+    dim = len(SENDER_OBS_NAMES) + 1
     # Small initial weights: the features are O(1) and tanh saturates (a = ±1 every step) beyond ~2.
     mu, sigma = np.zeros(dim), np.full(dim, 0.5)
     n_elite = max(2, pop // 4)
@@ -133,7 +138,7 @@ def main() -> None:
     if not args.no_train:
         print(f"training: CEM, population {args.pop}, {args.iters} iterations, {args.train_seeds} training seeds each")
         w = cem(env, list(range(1, 1 + args.train_seeds)), args.iters, args.pop, rng)
-        print("  weights:", ", ".join(f"{n} {x:+.2f}" for n, x in zip((*OBS_NAMES, "bias"), w)))
+        print("  weights:", ", ".join(f"{n} {x:+.2f}" for n, x in zip((*SENDER_OBS_NAMES, "bias"), w)))
         policies["cem"] = linear(w)
     t_train = time.perf_counter() - t0
     print(f"\n{len(eval_seeds)} evaluation seeds, reward per step (δ = 1, λ = 10); mean ± 95 % CI")

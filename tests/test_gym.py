@@ -11,7 +11,7 @@ gymnasium = pytest.importorskip("gymnasium")
 
 import cclab  # noqa: E402
 import cclab.gym  # noqa: E402
-from cclab.gym import ENV_ID, OBS_NAMES  # noqa: E402
+from cclab.gym import ENV_ID, OBS_NAMES, SENDER_OBS_NAMES  # noqa: E402
 
 
 def one_flow(duration: str = "3s", buffer: object = "BDP", **flow: object) -> dict:
@@ -58,7 +58,7 @@ def test_registered_and_check_env_passes_without_warnings():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             check_env(env.unwrapped)
-        assert env.observation_space.shape == (len(OBS_NAMES) * kw.get("history", 1),)
+        assert env.observation_space.shape == (len(SENDER_OBS_NAMES) * kw.get("history", 1),)
         assert env.action_space.shape == (1,)
 
 
@@ -141,8 +141,9 @@ def test_window_far_above_bdp_fills_the_queue_and_costs_reward_with_delay_weight
 
 
 def test_rate_action_paces_the_flow():
-    """Rate mode, pacing held at half the bottleneck rate: delivery ≈ 0.5, no queue."""
-    env = make(scenario=one_flow(), action="rate")
+    """Rate mode, pacing held at half the bottleneck rate: delivery ≈ 0.5, no queue (the privileged
+    observation's rate is over the bottleneck's)."""
+    env = make(scenario=one_flow(), action="rate", privileged=True)
     env.reset(seed=1)
     u = env.unwrapped
     rate = u.initial_cwnd * u.packet_size * 8 / u.base_rtt  # the initial rate
@@ -183,20 +184,20 @@ def test_custom_reward_history_and_info_keys():
     env = make(scenario=one_flow(duration="1s"), reward=lambda info: -info["queue_pkts"], history=2,
                info_keys=["queue_pkts", "utilization"])
     obs, _ = env.reset(seed=1)
-    assert obs.shape == (2 * len(OBS_NAMES),)
+    assert obs.shape == (2 * len(SENDER_OBS_NAMES),)
     prev = None
     for _ in range(10):
         obs, r, _, _, info = env.step(np.ones(1, np.float32))
         assert r == -info["queue_pkts"] and list(info) == ["queue_pkts", "utilization"]
         if prev is not None:
-            assert np.array_equal(obs[: len(OBS_NAMES)], prev[len(OBS_NAMES):])  # oldest first
+            assert np.array_equal(obs[: len(SENDER_OBS_NAMES)], prev[len(SENDER_OBS_NAMES):])  # oldest first
         prev = obs
 
 
 def test_sync_vector_env_runs_and_matches_single_envs():
     envs = gymnasium.vector.SyncVectorEnv([lambda: make() for _ in range(2)])
     obs, _ = envs.reset(seed=[3, 4])
-    assert obs.shape == (2, len(OBS_NAMES))
+    assert obs.shape == (2, len(SENDER_OBS_NAMES))
     single = make()
     s_obs, _ = single.reset(seed=4)
     assert np.array_equal(obs[1], s_obs)
@@ -204,7 +205,7 @@ def test_sync_vector_env_runs_and_matches_single_envs():
     for a in actions:
         obs, r, _, _, _ = envs.step(np.array([[a], [a]], dtype=np.float32))
         s_obs, s_r, _, _, _ = single.step(np.array([a], dtype=np.float32))
-        assert obs.shape == (2, len(OBS_NAMES)) and np.isfinite(r).all()
+        assert obs.shape == (2, len(SENDER_OBS_NAMES)) and np.isfinite(r).all()
         assert np.array_equal(obs[1], s_obs) and r[1] == s_r
     envs.close()
     # info_keys=[]: nothing for the vector environment to merge; the same observations.
@@ -219,7 +220,7 @@ def test_sync_vector_env_runs_and_matches_single_envs():
 
 
 @pytest.mark.parametrize(("kw", "msg"), [
-    ({"action": "window"}, "action: must be one of 'cwnd', 'rate', got 'window'"),
+    ({"action": "window"}, "action: must be one of 'cwnd', 'rate', 'absolute', got 'window'"),
     ({"agent_flow": 2}, r"agent_flow: must be a flow index in \[0, 2\), got 2"),
     ({"agent_flow": -1}, r"agent_flow: must be a flow index in \[0, 2\), got -1"),
     ({"agent_flow": True}, "agent_flow: must be a flow index"),

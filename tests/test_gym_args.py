@@ -38,7 +38,7 @@ def test_the_bounds_themselves_are_accepted():
                                max_cwnd_bdp=LIMITS["max_cwnd_bdp"], delay_weight=LIMITS["delay_weight"],
                                step=LIMITS["step_min"])
     obs, _ = env.reset(seed=1)
-    assert obs.shape == (7 * LIMITS["history"],)
+    assert obs.shape == (len(env.obs_names) * LIMITS["history"],)
     for a in (1.0, 1.0, -1.0):
         obs, r, _, _, _ = env.step(np.array([a], np.float32))
         assert np.isfinite(obs).all() and math.isfinite(r)

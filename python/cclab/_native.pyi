@@ -78,13 +78,14 @@ def limits() -> dict[str, int]:
 
 @final
 class Stepper:
-    """A simulation run in steps with flow ``agent_flow``'s algorithm replaced by the ``external``
-    sender (crates/cclab-py/src/gym.rs); ``link`` is the directional link whose counters each step
-    reports. Used by :mod:`cclab.gym`."""
+    """A simulation run in steps with flow ``agent_flow``'s (and each of ``more_agents``') algorithm
+    replaced by the ``external`` sender (crates/cclab-py/src/gym.rs); ``link`` is the directional link
+    whose counters each step reports. ``agent`` arguments index the driven flows (0: ``agent_flow``).
+    Used by :mod:`cclab.gym` and :mod:`cclab.gym_multi`."""
 
     FIELDS: list[str]
     """The names of :meth:`advance`'s values, in order."""
-    def __new__(cls, spec_json: str, agent_flow: int, link: int) -> Stepper: ...
+    def __new__(cls, spec_json: str, agent_flow: int, link: int, more_agents: list[int] = ...) -> Stepper: ...
     @property
     def now(self) -> float: ...
     @property
@@ -93,13 +94,22 @@ class Stepper:
     def start(self) -> float:
         """When the agent flow starts (s)."""
     @property
+    def starts(self) -> list[float]:
+        """When each driven flow starts (s), in order."""
+    @property
     def events(self) -> int: ...
     @property
     def cwnd(self) -> float:
         """The agent's window now (packets)."""
-    def set_cwnd(self, pkts: float) -> None:
+    def cwnd_of(self, agent: int) -> float:
+        """Driven flow ``agent``'s window now (packets)."""
+    def set_cwnd(self, pkts: float, agent: int = 0) -> None:
         """Window mode: the agent's window (packets, ≥ 1), no pacing; takes effect now."""
-    def set_rate(self, bps: float, gain: float = 2.0) -> None:
+    def set_rate(self, bps: float, gain: float = 2.0, agent: int = 0) -> None:
         """Rate mode: pace at ``bps`` with a window cap of ``gain × bps × srtt`` (≥ 4 packets)."""
-    def advance(self, until: float) -> list[float]:
-        """Runs to ``until`` seconds (clamped to [now, end]); the step's values named by FIELDS."""
+    def advance(self, until: float, on_ack: bool = False) -> list[float]:
+        """Runs to ``until`` seconds (clamped to [now, end]), or with ``on_ack`` only until the event that
+        brings the agent an ACK; the step's values named by FIELDS."""
+    def advance_all(self, until: float, on_ack: bool = False) -> list[list[float]]:
+        """:meth:`advance` for every driven flow: one list of FIELDS values each (``on_ack``: until any
+        driven flow's next ACK)."""

@@ -47,34 +47,47 @@ const FIELDS: &[&str] = &[
     "link_losses",     // random losses on it
     "queue_pkts",      // its queue at the end of the step
     "queue_mean_pkts", // its time-average queue over the step
+    "rtt_last",        // the step's last RTT sample (0 without samples)
 ];
 
-/// One simulation stepped from Python. `Stepper(spec_json, agent_flow, link)`: flow `agent_flow` is
-/// driven from outside; `link` (a directional link index) is the link whose counters each step reports.
+/// One driven flow: its index, control handle and the probe at the end of the previous step.
+struct Agent {
+    flow: usize,
+    ctl: ExternalControl,
+    prev_f: FlowProbe,
+}
+
+/// One simulation stepped from Python. `Stepper(spec_json, agent_flow, link, more_agents=[])`: flow
+/// `agent_flow` (and each of `more_agents`) is driven from outside; `link` (a directional link index) is
+/// the link whose counters each step reports. Calls that take `agent` mean the i-th driven flow (0: the
+/// `agent_flow`).
 #[pyclass(module = "cclab._native")]
 pub struct Stepper {
     sim: Simulation,
-    ctl: ExternalControl,
-    agent: usize,
+    agents: Vec<Agent>,
     link: usize,
     prev_t: Nanos,
-    prev_f: FlowProbe,
     prev_l: LinkProbe,
 }
 
 #[pymethods]
 impl Stepper {
     #[new]
-    fn new(spec_json: &str, agent_flow: i64, link: i64) -> PyResult<Self> {
+    #[pyo3(signature = (spec_json, agent_flow, link, more_agents=Vec::new()))]
+    fn new(spec_json: &str, agent_flow: i64, link: i64, more_agents: Vec<i64>) -> PyResult<Self> {
         let spec: RunSpec =
             serde_json::from_str(spec_json).map_err(|e| spec_error("spec", &e.to_string()))?;
         let nf = spec.flows.len();
-        let agent = usize::try_from(agent_flow).unwrap_or(usize::MAX);
-        if agent >= nf {
-            return Err(spec_error(
-                "agent_flow",
-                &format!("must be a flow index in [0, {nf}), got {agent_flow}"),
-            ));
+        let mut flows = Vec::with_capacity(1 + more_agents.len());
+        for a in std::iter::once(agent_flow).chain(more_agents) {
+            let agent = usize::try_from(a).unwrap_or(usize::MAX);
+            if agent >= nf {
+                return Err(spec_error(
+                    "agent_flow",
+                    &format!("must be a flow index in [0, {nf}), got {a}"),
+                ));
+            }
+            flows.push(agent);
         }
         let nl = spec.links.len();
         let link_ix = usize::try_from(link).unwrap_or(usize::MAX);
@@ -85,17 +98,23 @@ impl Stepper {
             ));
         }
         let link = link_ix;
-        let (mut sim, ctl) = Simulation::with_external(&spec, agent)
+        let (mut sim, ctls) = Simulation::with_externals(&spec, &flows)
             .map_err(|e| spec_error(&e.field, &e.message))?;
-        let prev_f = sim.flow_probe(agent);
+        let agents = flows
+            .iter()
+            .zip(ctls)
+            .map(|(&flow, ctl)| Agent {
+                flow,
+                ctl,
+                prev_f: sim.flow_probe(flow),
+            })
+            .collect();
         let prev_l = sim.link_probe(link);
         Ok(Stepper {
             sim,
-            ctl,
-            agent,
+            agents,
             link,
             prev_t: 0,
-            prev_f,
             prev_l,
         })
     }
@@ -122,7 +141,16 @@ impl Stepper {
     /// When the agent flow starts (s; drawn from the seed for a `[lo, hi]` start).
     #[getter]
     fn start(&self) -> f64 {
-        to_secs(self.prev_f.start)
+        to_secs(self.agents[0].prev_f.start)
+    }
+
+    /// When each driven flow starts (s), in the order given.
+    #[getter]
+    fn starts(&self) -> Vec<f64> {
+        self.agents
+            .iter()
+            .map(|a| to_secs(a.prev_f.start))
+            .collect()
     }
 
     /// Events executed so far.
@@ -134,34 +162,97 @@ impl Stepper {
     /// The agent's window now (packets).
     #[getter]
     fn cwnd(&self) -> f64 {
-        self.ctl.cwnd()
+        self.agents[0].ctl.cwnd()
+    }
+
+    /// Driven flow `agent`'s window now (packets).
+    fn cwnd_of(&self, agent: usize) -> PyResult<f64> {
+        Ok(self.agent(agent)?.ctl.cwnd())
     }
 
     /// Window mode: the agent's congestion window (packets, ≥ 1), no pacing; takes effect now.
-    fn set_cwnd(&mut self, pkts: f64) {
-        self.ctl.set_cwnd(pkts);
-        self.sim.wake_sender(self.agent);
+    #[pyo3(signature = (pkts, agent=0))]
+    fn set_cwnd(&mut self, pkts: f64, agent: usize) -> PyResult<()> {
+        let a = self.agent(agent)?;
+        a.ctl.set_cwnd(pkts);
+        let flow = a.flow;
+        self.sim.wake_sender(flow);
+        Ok(())
     }
 
     /// Rate mode: pace the agent at `bps` (bit/s on the wire) with a window cap of
     /// `gain × bps × srtt` (≥ 4 packets); takes effect now.
-    #[pyo3(signature = (bps, gain=2.0))]
-    fn set_rate(&mut self, bps: f64, gain: f64) {
-        self.ctl.set_rate(bps, gain);
-        self.sim.wake_sender(self.agent);
+    #[pyo3(signature = (bps, gain=2.0, agent=0))]
+    fn set_rate(&mut self, bps: f64, gain: f64, agent: usize) -> PyResult<()> {
+        let a = self.agent(agent)?;
+        a.ctl.set_rate(bps, gain);
+        let flow = a.flow;
+        self.sim.wake_sender(flow);
+        Ok(())
     }
 
     /// Runs the simulation to `until` seconds (clamped to [now, end]) and returns the step's values
-    /// named by `FIELDS`. The GIL is released while it runs.
-    fn advance(&mut self, py: Python<'_>, until: f64) -> Vec<f64> {
+    /// named by `FIELDS` for the (first) agent. With `on_ack`, the step ends earlier, right after the
+    /// event that brings the agent an ACK. The GIL is released while it runs.
+    #[pyo3(signature = (until, on_ack=false))]
+    fn advance(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> Vec<f64> {
+        self.run(py, until, on_ack);
+        let now = self.sim.now();
+        let l = self.sim.link_probe(self.link);
+        let out = self.values(0, now, &l);
+        self.prev_t = now;
+        self.prev_l = l;
+        out
+    }
+
+    /// [`advance`] for every driven flow: one list of `FIELDS` values per agent, in order (the link's
+    /// values are the same in each). With `on_ack`, the step ends right after the first event that
+    /// brings any agent an ACK.
+    #[pyo3(signature = (until, on_ack=false))]
+    fn advance_all(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> Vec<Vec<f64>> {
+        self.run(py, until, on_ack);
+        let now = self.sim.now();
+        let l = self.sim.link_probe(self.link);
+        let out = (0..self.agents.len())
+            .map(|i| self.values(i, now, &l))
+            .collect();
+        self.prev_t = now;
+        self.prev_l = l;
+        out
+    }
+}
+
+impl Stepper {
+    fn agent(&self, i: usize) -> PyResult<&Agent> {
+        let n = self.agents.len();
+        self.agents.get(i).ok_or_else(|| {
+            spec_error(
+                "agent",
+                &format!("must be a driven flow in [0, {n}), got {i}"),
+            )
+        })
+    }
+
+    /// Runs to `until` seconds, or (`on_ack`) until the first event after which an agent has an ACK.
+    fn run(&mut self, py: Python<'_>, until: f64, on_ack: bool) {
         let t = from_secs(until);
         let sim = &mut self.sim;
-        py.allow_threads(|| sim.run_until(t));
-        let now = self.sim.now();
-        let f = self.sim.flow_probe(self.agent);
-        let l = self.sim.link_probe(self.link);
-        let c = self.ctl.take_counters();
-        let (pf, pl) = (self.prev_f, self.prev_l);
+        if on_ack {
+            let ctls: Vec<ExternalControl> = self.agents.iter().map(|a| a.ctl.clone()).collect();
+            py.allow_threads(|| sim.run_until_or(t, || ctls.iter().any(|c| c.acks() > 0)));
+        } else {
+            py.allow_threads(|| sim.run_until(t));
+        }
+    }
+
+    /// Agent `i`'s values for the step that ends now (and its counters started again).
+    fn values(&mut self, i: usize, now: Nanos, l: &LinkProbe) -> Vec<f64> {
+        let flow = self.agents[i].flow;
+        let f = self.sim.flow_probe(flow);
+        let a = &mut self.agents[i];
+        let c = a.ctl.take_counters();
+        let (pf, pl) = (a.prev_f, self.prev_l);
+        a.prev_f = f;
         let dt = now - self.prev_t;
         let d = |a: u64, b: u64| a.saturating_sub(b) as f64;
         let (rtt_mean, rtt_min, rtt_max) = if c.rtt_n > 0 {
@@ -209,11 +300,9 @@ impl Stepper {
             } else {
                 l.queue_pkts as f64
             },
+            to_secs(c.rtt_last_ns),
         ];
         debug_assert_eq!(out.len(), FIELDS.len());
-        self.prev_t = now;
-        self.prev_f = f;
-        self.prev_l = l;
         out
     }
 }

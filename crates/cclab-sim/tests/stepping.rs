@@ -152,3 +152,58 @@ fn stepped_runs_are_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+/// Stopping early (`run_until_or`) at arbitrary events, as an ACK-by-ACK driver does, and then `run`
+/// gives the plain run's result byte for byte (time series, counters, packet trace, event count): no
+/// event moves, and a `run_until` past the last target skips the pauses early stops left queued (which
+/// `run` would pop as no-op events, counted).
+#[test]
+fn early_stops_then_run_equals_run() {
+    for name in ["trace_red", "algo_cubic"] {
+        let spec = golden_spec(name);
+        let mut sim = Simulation::new(&spec).unwrap();
+        let half = sim.end() / 2;
+        let mut n = 0u64;
+        let mut stops = 0;
+        while sim.now() < half {
+            // Stop after every 7th event, or at most 3 ms on.
+            let until = sim.now() + 3_000_000;
+            if sim.run_until_or(until, || {
+                n += 1;
+                n.is_multiple_of(7)
+            }) {
+                stops += 1;
+            }
+        }
+        assert!(stops > 100, "{name}: {stops} early stops");
+        // Past the last target: the pauses early stops left queued are skipped, uncounted.
+        sim.run_until(sim.now() + 3_000_001);
+        let (stepped, plain) = (sim.run(None), Simulation::new(&spec).unwrap().run(None));
+        assert_eq!(stepped.events, plain.events, "{name}");
+        assert_eq!(result_json(stepped), result_json(plain), "{name}");
+    }
+}
+
+/// ACK by ACK: each early stop comes right after one ACK of the driven flow, and two driven flows
+/// each have their own handle.
+#[test]
+fn ack_by_ack_and_two_driven_flows() {
+    let spec = one_flow_spec(true);
+    let (mut sim, ctls) = Simulation::with_externals(&spec, &[0, 1]).unwrap();
+    assert_eq!(ctls.len(), 2);
+    ctls[0].set_cwnd(10.0);
+    ctls[1].set_cwnd(20.0);
+    let mut acks = 0;
+    for _ in 0..200 {
+        let c = &ctls[0];
+        let until = sim.now() + 100_000_000;
+        assert!(sim.run_until_or(until, || c.acks() > 0));
+        assert_eq!(c.take_counters().acks, 1);
+        acks += 1;
+    }
+    assert_eq!(acks, 200);
+    assert_eq!(sim.flow_probe(0).cwnd, 10.0);
+    assert_eq!(sim.flow_probe(1).cwnd, 20.0);
+    assert!(ctls[1].take_counters().acks > 0);
+    assert!(Simulation::with_externals(&spec, &[1, 1]).is_err());
+}

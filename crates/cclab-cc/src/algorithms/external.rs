@@ -36,6 +36,8 @@ pub struct ExternalCounters {
     pub rtt_sum_ns: u128,
     pub rtt_min_ns: Nanos,
     pub rtt_max_ns: Nanos,
+    /// The last RTT sample (0 when none).
+    pub rtt_last_ns: Nanos,
     /// Loss events (at most one per window of data) and the packets found lost in them.
     pub loss_events: u64,
     pub lost_pkts: u64,
@@ -53,6 +55,7 @@ impl Default for ExternalCounters {
             rtt_sum_ns: 0,
             rtt_min_ns: u64::MAX,
             rtt_max_ns: 0,
+            rtt_last_ns: 0,
             loss_events: 0,
             lost_pkts: 0,
             timeouts: 0,
@@ -113,6 +116,12 @@ impl ExternalControl {
     pub fn take_counters(&self) -> ExternalCounters {
         std::mem::take(&mut self.lock().counters)
     }
+
+    /// ACKs received since the last [`take_counters`](Self::take_counters), without taking them (a
+    /// driver stepping ACK by ACK asks this after every event).
+    pub fn acks(&self) -> u64 {
+        self.lock().counters.acks
+    }
 }
 
 fn effective_cwnd(s: &Shared, packet_size: u32) -> f64 {
@@ -170,6 +179,7 @@ impl CongestionControl for External {
             c.rtt_sum_ns += r as u128;
             c.rtt_min_ns = c.rtt_min_ns.min(r);
             c.rtt_max_ns = c.rtt_max_ns.max(r);
+            c.rtt_last_ns = r;
         }
     }
 
@@ -260,6 +270,7 @@ mod tests {
                 rtt_sum_ns: 40,
                 rtt_min_ns: 10,
                 rtt_max_ns: 30,
+                rtt_last_ns: 10,
                 loss_events: 1,
                 lost_pkts: 2,
                 timeouts: 0,

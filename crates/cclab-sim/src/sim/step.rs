@@ -69,37 +69,75 @@ impl Simulation {
         spec: &RunSpec,
         agent: usize,
     ) -> Result<(Simulation, ExternalControl), SpecError> {
+        let (sim, mut ctls) = Simulation::with_externals(spec, &[agent])?;
+        Ok((sim, ctls.remove(0)))
+    }
+
+    /// [`with_external`](Self::with_external) for several flows at once (each index at most once):
+    /// their control handles, in the order of `agents`.
+    pub fn with_externals(
+        spec: &RunSpec,
+        agents: &[usize],
+    ) -> Result<(Simulation, Vec<ExternalControl>), SpecError> {
         let n = spec.flows.len();
-        let Some(f) = spec.flows.get(agent) else {
-            return Err(SpecError::new(
-                "agent_flow",
-                format!("must be a flow index in [0, {n}), got {agent}"),
-            ));
-        };
+        for (i, &a) in agents.iter().enumerate() {
+            if a >= n {
+                return Err(SpecError::new(
+                    "agent_flow",
+                    format!("must be a flow index in [0, {n}), got {a}"),
+                ));
+            }
+            if agents[..i].contains(&a) {
+                return Err(SpecError::new(
+                    "agent_flow",
+                    format!("flow {a} is named twice"),
+                ));
+            }
+        }
         let mut sim = Simulation::new(spec)?;
-        let t = &f.transport;
-        let (cc, ctl) = External::new(t.initial_cwnd, t.packet_size);
-        let cfg = t.config(t.packet_size - t.mss, t.mss, None);
-        let fl = &mut sim.flows[agent];
-        fl.receiver = Receiver::new(&cfg);
-        fl.sender = Sender::new(cfg, Box::new(cc), f.size, 0);
-        fl.cc_name = "external".into();
-        Ok((sim, ctl))
+        let mut ctls = Vec::with_capacity(agents.len());
+        for &agent in agents {
+            let f = &spec.flows[agent];
+            let t = &f.transport;
+            let (cc, ctl) = External::new(t.initial_cwnd, t.packet_size);
+            let cfg = t.config(t.packet_size - t.mss, t.mss, None);
+            let fl = &mut sim.flows[agent];
+            fl.receiver = Receiver::new(&cfg);
+            fl.sender = Sender::new(cfg, Box::new(cc), f.size, 0);
+            fl.cc_name = "external".into();
+            ctls.push(ctl);
+        }
+        Ok((sim, ctls))
     }
 
     /// Runs every event up to simulated time `t` (clamped to [now, end]) and stops there: see the
     /// module documentation. Afterwards `now() == t`.
     pub fn run_until(&mut self, t: Nanos) {
+        self.run_until_or(t, || false);
+    }
+
+    /// [`run_until`](Self::run_until), but stops early, right after the first event after which
+    /// `stop()` holds (a driver stepping ACK by ACK: "the agent has an ACK"); returns whether it did.
+    /// The pause an early stop leaves queued at `t` moves no other event: a later call whose target is
+    /// past it skips it uncounted; [`run`](Self::run) pops it as a no-op event (counted in `events`).
+    pub fn run_until_or(&mut self, t: Nanos, mut stop: impl FnMut() -> bool) -> bool {
         let t = t.min(self.end).max(self.now);
         self.ev.push(t, Event::Pause);
         while let Some((te, ev)) = self.ev.pop() {
             self.now = te;
             if ev == Event::Pause {
-                break;
+                if te >= t {
+                    return false;
+                }
+                continue; // left by an earlier early stop
             }
             self.events += 1;
             self.dispatch(ev);
+            if stop() {
+                return true;
+            }
         }
+        false
     }
 
     /// Lets flow `f`'s sender act now on a window or rate just set from outside (otherwise a larger
