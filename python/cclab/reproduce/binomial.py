@@ -588,6 +588,58 @@ PAPER = "Binomial congestion control (Bansal & Balakrishnan, INFOCOM 2001)"
 # "we simulated each topology and workload ten times" (§III): every experiment starts from ten seeds.
 RUNS = tuple(range(1, 11))
 
+# --- B9 -------------------------------------------------------------------------------------------------
+
+B9_HALVING = 0.25  # "no factor-of-two reductions": the typical decrease under half of AIMD's halving (ours)
+
+
+def _b9_cwnd(r: Result) -> np.ndarray:
+    m0, m1 = (float(x) for x in r.summary["measure"])
+    f = r.flows[(r.flows["flow"] == 0) & (r.flows["t"] > m0) & (r.flows["t"] <= m1)]
+    return f["cwnd"].to_numpy(float)
+
+
+def b9_cov(r: Result) -> float:
+    """The window's coefficient of variation over the measurement window: the magnitude of its oscillation."""
+    c = _b9_cwnd(r)
+    return float(np.std(c) / np.mean(c))
+
+
+def b9_decrease(r: Result) -> float:
+    """The median relative decrease of the window from one sample to the next, over the samples where it
+    fell by more than 1 % (each a response to a loss: growth never lowers it); nan if it never fell."""
+    c = _b9_cwnd(r)
+    d = -np.diff(c) / c[:-1]
+    d = d[d > 0.01]
+    return float(np.median(d)) if d.size else float("nan")
+
+
+def _b9_claims(res: Runs) -> list[Claim]:
+    sq, tcp = res["sqrt"], res["newreno"]
+    ratio = [b9_cov(a) / b9_cov(b) for a, b in zip(sq, tcp)]
+    return [
+        judged("SQRT's window oscillates less than AIMD's would", "oscillations smaller than AIMD's (Fig. 18)",
+               ratio, "window CoV of SQRT / of NewReno (same seed) < 1", lambda v: v < 1, fmt="{:.3f}",
+               extra=f"CoV {ci(per_seed(sq, b9_cov), '{:.3f}')} vs {ci(per_seed(tcp, b9_cov), '{:.3f}')}"),
+        judged("SQRT avoids TCP's factor-of-two reductions", "no \"factor-of-two\" reductions (Fig. 18)",
+               per_seed(sq, b9_decrease), f"median decrease of the window < {B9_HALVING:g} of it",
+               lambda v: v < B9_HALVING, fmt="{:.3f}",
+               extra=f"NewReno {ci(per_seed(tcp, b9_decrease), '{:.3f}')}"),
+    ]
+
+
+def _b9_figure(res: Runs) -> dict[str, Any]:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for name, runs in res.items():
+        f = runs[0].flows[runs[0].flows["flow"] == 0]
+        ax.plot(f["t"], f["cwnd"], lw=0.8, label=name)
+    ax.set(xlabel="time (s)", ylabel="window (packets)", title="B9: 50 Kbit/s, 900 ms (DummyNet pipe)")
+    ax.legend(fontsize=8)
+    return {"b9_window": fig}
+
+
 EXPERIMENTS = [
     Experiment(
         id="B1", paper=PAPER,
@@ -647,6 +699,14 @@ EXPERIMENTS = [
         notes="Fig. 9's setting (9 Mbit/s, 50 ms, RED, n = 16: 15 IIAD flows and one NewReno flow that starts at "
               "20 s) with the paper's four reverse TCP flows; 80 s measured from 30 s. SQRT in IIAD's place as "
               "the text's \"similar results hold for IIAD and SQRT\".",
+    ),
+    Experiment(
+        id="B9", paper=PAPER, title="SQRT for an audio session over a 50 Kbit/s, 900 ms pipe",
+        scenario="binomial_b9.toml", variants={"sqrt": lambda d: d, "newreno": _set_cc((0,), "newreno")},
+        claims=_b9_claims, figures=_b9_figure, seeds=RUNS,
+        notes="Fig. 18's DummyNet pipe (50 Kbit/s, 900 ms, 50-slot drop-tail queue) with vat-sized packets "
+              "(212 B); a long-running flow for the network-limited 64 Kbit/s audio; 600 s measured from 60 s. "
+              "Fig. 19 (an application-limited session across the Internet) is not modelled.",
     ),
 ]
 
