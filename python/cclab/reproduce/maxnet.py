@@ -625,6 +625,7 @@ def _m8_figures(res: Runs) -> dict:
         a.plot(t, x / 1e6, lw=0.8, label=name)
         f = r.flows[(r.flows["flow"] == 0) & (r.flows["t"] > at - 1.0) & (r.flows["t"] <= at + 2.0)]
         b.plot(f["t"], f["maxnet.xi"], lw=0.8, label=f"ξ, {name}")
+    f = f[f["t"] > at]  # ξ* at the new estimate: defined from the drop on
     b.plot(f["t"], f["maxnet.price"] * (ALPHA / (_rtt(r) - drop) - 1 / T_DEMAND), lw=0.6, ls=":", color="k",
            label="ξ* at the new baseRTT")
     a.set(ylabel="wire rate (Mbit/s)", title="M8: base-RTT estimate lowered by 1 ms")
