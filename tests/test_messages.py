@@ -168,3 +168,18 @@ def test_sweep_and_search_files_suggest_keys(tmp_path):
 def test_cli_experiment_id_suggests():
     r = _cli("reproduce", "Mm1", "--quick")
     assert r.returncode == 2 and "unknown mm1; did you mean `M1`?" in r.stderr, r.stderr
+
+
+def test_a_sweep_file_with_three_mistakes_reports_all_three(tmp_path):
+    # Before: the unknown key stopped the file's check; the repeated seed and the empty grid list each
+    # needed another run to be found.
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('seedz = 3\nseeds = [1, 1]\n[base]\nname = "x"\nduration = "1s"\n'
+                     '[base.topology]\nkind = "dumbbell"\n[base.topology.bottleneck]\nrate = "10Mbps"\n'
+                     '[[base.flows]]\ncc = "cubic"\nrtt = "20ms"\n[grid]\n"flows[0].cc" = []\n')
+    r = _cli("sweep", str(sweep), "--out", str(tmp_path / "o"))
+    lines = [x for x in r.stderr.splitlines() if x.startswith("error: ")]
+    assert r.returncode == 2 and lines == [
+        "error: seedz: unknown sweep key; did you mean `seeds`?",
+        "error: seeds: has repeated values",
+        "error: grid.flows[0].cc: must be a non-empty list of values, got []"], r.stderr

@@ -46,6 +46,7 @@ import os
 import re
 import shutil
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -70,51 +71,72 @@ _read_toml = runs.read_toml
 
 
 def load(path: Path) -> tuple[dict, list[int], dict[str, list]]:
-    """(base scenario, seeds, grid) from a sweep file; ScenarioError naming the field on bad input."""
+    """(base scenario, seeds, grid) from a sweep file; a ScenarioError naming the field of every problem
+    found (the file's parts are checked independently, so that one mistake does not hide another)."""
     path = Path(path)
     data = _read_toml(path, "", "sweep file")
+    errors: list[tuple[str, str]] = []
+
+    def check(f: Callable[[], Any]) -> Any:
+        """``f()``, or None with its problems added to ``errors``."""
+        try:
+            return f()
+        except ScenarioError as e:
+            errors.extend(e.errors)
+            return None
+
     allowed = {"scenario", "base", "seeds", "grid", "metrics"}
-    extra = sorted(set(data) - allowed)
-    if extra:
-        raise ScenarioError([(k, unknown_key(k, allowed, "sweep key")) for k in extra])
+    errors += [(k, unknown_key(k, allowed, "sweep key")) for k in sorted(set(data) - allowed)]
+    base: Any = None
     if ("scenario" in data) == ("base" in data):
-        raise ScenarioError([("scenario", "give exactly one of `scenario` (a file) or a [base] table")])
-    if "scenario" in data:
+        errors.append(("scenario", "give exactly one of `scenario` (a file) or a [base] table"))
+    elif "scenario" in data:
         if not isinstance(data["scenario"], str):
-            raise ScenarioError([("scenario", "must be a path to a scenario file")])
-        base = _read_toml(path.parent / data["scenario"], "scenario", "scenario file")
+            errors.append(("scenario", "must be a path to a scenario file"))
+        else:
+            base = check(lambda: _read_toml(path.parent / data["scenario"], "scenario", "scenario file"))
     else:
         base = data["base"]
         if not isinstance(base, dict):
-            raise ScenarioError([("base", f"must be a table (a scenario), got {type(base).__name__}")])
-    seeds = data.get("seeds", [base.get("seed", 1)])
+            errors.append(("base", f"must be a table (a scenario), got {type(base).__name__}"))
+            base = None
+    seeds = data.get("seeds", [base.get("seed", 1) if isinstance(base, dict) else 1])
     if isinstance(seeds, bool) or not (
             (isinstance(seeds, int) and 1 <= seeds <= MAX_RUNS)
             or (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
                                                           and 0 <= s < 2**63 for s in seeds))):
-        raise ScenarioError([("seeds", f"must be a count in [1, {MAX_RUNS:,}] or a non-empty list of integers in "
-                                       f"[0, 2^63), got {str(seeds)[:100]}")])
+        errors.append(("seeds", f"must be a count in [1, {MAX_RUNS:,}] or a non-empty list of integers in "
+                                f"[0, 2^63), got {str(seeds)[:100]}"))
+        seeds = [1]
     seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
     if len(set(seeds)) != len(seeds):
-        raise ScenarioError([("seeds", "has repeated values")])
+        errors.append(("seeds", "has repeated values"))
     grid = data.get("grid", {})
     if not isinstance(grid, dict):
-        raise ScenarioError([("grid", "must be a table of key = [values]")])
-    runs = len(seeds)
+        errors.append(("grid", "must be a table of key = [values]"))
+        grid = {}
+    runs, grid_ok = len(seeds), True
     for k, v in grid.items():
+        before = len(errors)
         if len(k) > MAX_KEY:  # a path in a scenario is a few dozen characters; a long one would fill every message
-            raise ScenarioError([(f"grid.{k[:40]}… ({len(k):,} characters)", f"is not a key of the scenario: a grid key "
-                                  f"is a path such as \"flows[0].cc\", at most {MAX_KEY} characters")])
-        if not isinstance(v, list) or not v:
-            raise ScenarioError([(f"grid.{k}", f"must be a non-empty list of values, got {str(v)[:100]}")])
-        if "seed" in (x.strip() for x in k.split(",")):
+            errors.append((f"grid.{k[:40]}… ({len(k):,} characters)", f"is not a key of the scenario: a grid key "
+                           f"is a path such as \"flows[0].cc\", at most {MAX_KEY} characters"))
+        elif not isinstance(v, list) or not v:
+            errors.append((f"grid.{k}", f"must be a non-empty list of values, got {str(v)[:100]}"))
+        elif "seed" in (x.strip() for x in k.split(",")):
             # Each run's seed comes from `seeds` (it overwrote the grid's, and the table's seed column hid it).
-            raise ScenarioError([(f"grid.{k}", "the seed is not a grid key: give the seeds as `seeds = [5, 6]`")])
-        _check_values(k, v)
-        runs *= len(v)
-    if runs > MAX_RUNS:
-        raise ScenarioError([("grid", f"{runs:,} runs (grid points × seeds); at most {MAX_RUNS:,} in one sweep")])
-    _metrics(data.get("metrics"), grid)  # checked with the rest of the file, before anything runs
+            errors.append((f"grid.{k}", "the seed is not a grid key: give the seeds as `seeds = [5, 6]`"))
+        else:
+            check(partial(_check_values, k, v))
+        if len(errors) > before:
+            grid_ok = False
+        else:
+            runs *= len(v)
+    if grid_ok and runs > MAX_RUNS:
+        errors.append(("grid", f"{runs:,} runs (grid points × seeds); at most {MAX_RUNS:,} in one sweep"))
+    check(lambda: _metrics(data.get("metrics"), grid))  # checked with the rest of the file, before anything runs
+    if errors:
+        raise ScenarioError(errors)
     return base, seeds, grid
 
 
