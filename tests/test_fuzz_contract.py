@@ -98,7 +98,10 @@ def test_short_runs_of_accepted_cases(cases):
 
 def test_algorithm_and_queue_parameters_at_the_edges():
     findings, ran = [], 0
-    for i, case in enumerate(mutate.param_cases(seed=13, n=200)):
+    # 400 cases: the link impairments are drawn at and beyond their edges (jitter above the delay, reorder
+    # without delay), so only ~5 % of cases validate and run, and the draws shift whenever an algorithm gains
+    # a parameter (200 cases gave 10 once `abe` and `table` were added, one short of the bound): 400 give 19.
+    for i, case in enumerate(mutate.param_cases(seed=13, n=400)):
         finding, sc = contract.check_validation(case)
         if finding is None and sc is not None:
             ran += 1
