@@ -38,7 +38,7 @@ def test_the_issues_examples_name_the_field(sc):
 @pytest.mark.parametrize("path, value, field, message", [
     (("flows", 1, "rtt"), "-5ms", "flows[1].rtt", 'must be > 0, got "-5ms"'),
     (("flows", 1, "rtt"), "5", "flows[1].rtt", 'needs a unit (ns, us, ms, s, min), got "5"'),
-    (("flows", 1, "params"), {"zz": 1}, "flows[1].params.zz", "unknown parameter for newreno; allowed: initial_ssthresh"),
+    (("flows", 1, "params"), {"zz": 1}, "flows[1].params.zz", "unknown parameter for newreno; allowed: abe, initial_ssthresh"),
     (("flows", 0, "count"), 0, "flows[0].count", "Input should be greater than or equal to 1, got 0"),
     (("duration",), "x", "duration", 'must be a time like "40ms", got "x"'),
     (("topology", "bottleneck", "queue"), "nosuch", "topology.bottleneck.queue", 'unknown queue "nosuch"; allowed: '
