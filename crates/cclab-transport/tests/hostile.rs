@@ -123,25 +123,30 @@ fn params() -> impl Strategy<Value = Params> {
         prop_oneof![Just(0u64), 5u64..40],
         8u32..80,
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(rec, delayed_ack, loss_every, max_window, keyed)| {
-            let (sack, recovery) = [
-                (true, Recovery::Sack),
-                (false, Recovery::NewReno),
-                (false, Recovery::Reno),
-            ][rec];
-            Params {
-                sack,
-                recovery,
-                // 3: Linux's receiver (quick ACKs, then every second segment, 40 ms) with D-SACK.
-                delayed_ack: delayed_ack.min(2),
-                linux_receiver: delayed_ack == 3,
-                loss_every,
-                max_window,
-                keyed,
-                ..Params::default()
-            }
-        })
+        .prop_map(
+            |(rec, delayed_ack, loss_every, max_window, keyed, linux_sender)| {
+                let (sack, recovery) = [
+                    (true, Recovery::Sack),
+                    (false, Recovery::NewReno),
+                    (false, Recovery::Reno),
+                ][rec];
+                Params {
+                    sack,
+                    recovery,
+                    // 3: Linux's receiver (quick ACKs, then every second segment, 40 ms) with D-SACK.
+                    delayed_ack: delayed_ack.min(2),
+                    linux_receiver: delayed_ack == 3,
+                    // RACK-TLP and the undo of spurious reductions (D-SACK, timestamps, F-RTO).
+                    linux_sender,
+                    loss_every,
+                    max_window,
+                    keyed,
+                    ..Params::default()
+                }
+            },
+        )
 }
 
 /// Bounded virtual time for a 120-packet transfer: honest it takes well under a second; hostile

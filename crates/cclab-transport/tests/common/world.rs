@@ -49,6 +49,8 @@ pub struct Params {
     /// The receiver runs Linux's ACK rules and reports duplicates as D-SACK blocks (`delayed_ack` is
     /// then Linux's own 2, as the spec resolves it).
     pub linux_receiver: bool,
+    /// The sender runs Linux's loss detection and undo (`loss_detection = "rack"`, `undo`).
+    pub linux_sender: bool,
 }
 
 impl Default for Params {
@@ -62,6 +64,7 @@ impl Default for Params {
             loss_every: 0,
             keyed: false,
             linux_receiver: false,
+            linux_sender: false,
         }
     }
 }
@@ -133,6 +136,12 @@ impl World {
                 cclab_transport::ReceiverProfile::PerPacket
             },
             dsack: p.linux_receiver,
+            loss_detection: if p.linux_sender {
+                cclab_transport::LossDetection::Rack
+            } else {
+                cclab_transport::LossDetection::DupAck
+            },
+            undo: p.linux_sender,
             initial_cwnd: 10.0,
             data_key: p.keyed.then_some(KEY),
             ..Config::default()
