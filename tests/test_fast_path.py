@@ -2,6 +2,7 @@
 imports neither pandas nor matplotlib, and the tables and timeseries.parquet it makes are those of the pandas
 path, value for value, dtype for dtype, with the same pandas metadata in the file."""
 import json
+import os
 import subprocess
 import sys
 
@@ -90,9 +91,10 @@ def test_results_reexports_the_column_names():
     assert results.FLOW_COLUMNS is columns.FLOW_COLUMNS and results.TIMESERIES_COLUMNS is columns.TIMESERIES_COLUMNS
 
 
-def test_figures_from_the_plot_process_are_those_drawn_in_process(base, tmp_path):
+def test_figures_from_the_plot_process_are_those_drawn_in_process(base, tmp_path, monkeypatch):
     """The worker reads the tables back from timeseries.parquet: its PNGs are byte for byte those this
     process draws from the run's own tables."""
+    monkeypatch.setenv("CCLAB_PLOT_PROCESS", "1")  # whatever the machine's load
     res = cclab.run(base, tmp_path / "worker", progress=False)
     res.to_dir(tmp_path / "here", plots=True)  # no worker: drawn in this process
     for k in results.PLOT_KINDS:
@@ -103,6 +105,7 @@ def test_a_failed_plot_process_leaves_the_figures_to_this_one(base, tmp_path, mo
     from cclab import plotproc
 
     monkeypatch.setattr(plotproc, "_CODE", "import sys; sys.exit(3)")
+    monkeypatch.setenv("CCLAB_PLOT_PROCESS", "1")
     cclab.run(base, tmp_path, progress=False)
     for k in results.PLOT_KINDS:
         assert (tmp_path / f"{k}.png").stat().st_size > 10_000, k
@@ -113,10 +116,23 @@ def test_run_with_plots_draws_them_in_the_plot_process(tmp_path):
     toml = tmp_path / "one.toml"
     toml.write_text('name = "one"\nduration = "1s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\n'
                     'rate = "100Mbps"\nbuffer = "BDP"\n[[flows]]\ncc = "newreno"\nrtt = "40ms"\n')
+    env = {**os.environ, "CCLAB_PLOT_PROCESS": "1"}  # whatever the machine's load
     r = subprocess.run([sys.executable, "-c", _PROBE, "run", str(toml), "--out", str(tmp_path / "o"), "-q"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     line = next(l for l in r.stdout.splitlines() if l.startswith("MODULES "))
     assert json.loads(line[len("MODULES "):]) == []
     for k in results.PLOT_KINDS:
         assert (tmp_path / "o" / f"{k}.png").stat().st_size > 10_000, k
+
+
+@pytest.mark.parametrize("forced", ["0", "1"])
+def test_the_plot_process_can_be_forced_on_or_off(base, tmp_path, monkeypatch, forced):
+    """CCLAB_PLOT_PROCESS decides over the machine's load; either way the figures are written."""
+    from cclab import plotproc
+
+    monkeypatch.setenv("CCLAB_PLOT_PROCESS", forced)
+    assert plotproc.use_process() is (forced == "1")
+    cclab.run(base, tmp_path, progress=False)
+    for k in results.PLOT_KINDS:
+        assert (tmp_path / f"{k}.png").stat().st_size > 10_000, k

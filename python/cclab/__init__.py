@@ -4,12 +4,31 @@
 >>> res = cclab.run("scenarios/default.toml")          # doctest: +SKIP
 >>> res.summary["jain"], res.flows.head()              # doctest: +SKIP
 """
-from . import metrics
-from .results import Result
-from .runner import run
-from .scenario import Scenario, ScenarioError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import metrics
+    from .results import Result
+    from .runner import run
+    from .scenario import Scenario, ScenarioError
 
 __all__ = ["Result", "Scenario", "ScenarioError", "algorithms", "metrics", "queues", "run"]
+
+# The package's names are imported when first used, not by ``import cclab``: a process that needs only part
+# of cclab (the figures' process, python/cclab/plotproc.py) then does not pay for pydantic and the
+# scenario models (~0.1 s).
+_LAZY = {"Result": ".results", "run": ".runner", "Scenario": ".scenario", "ScenarioError": ".scenario"}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "metrics":
+        return importlib.import_module(".metrics", __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def algorithms() -> list[str]:
