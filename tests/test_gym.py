@@ -270,3 +270,22 @@ def test_async_vector_env_matches_single_envs():
             assert np.array_equal(obs[1], s_obs) and r[1] == s_r
     finally:
         envs.close()
+
+
+def test_a_stepped_run_over_its_budget_raises_naming_the_limit():
+    # A run the estimate misjudges (transfers that stall behind 90 % random loss and pile up, as in
+    # crates/cclab-sim/tests/budget.rs) goes over its memory budget while the agent steps: the step
+    # raises the ScenarioError `cclab.run` gives for it (2.4 s into the run at step 24), and so does
+    # every later step, instead of the process filling its memory.
+    sc = {"name": "flood", "duration": "60s", "seed": 1,
+          "topology": {"kind": "dumbbell", "bottleneck": {"rate": "1Gbps", "buffer": 100, "loss": 0.9}},
+          "flows": [{"cc": "newreno", "rtt": "50ms"}],
+          "traffic": [{"kind": "transfers", "rate": "200Mbps", "mean_size": "10kB", "cc": "newreno", "rtt": "50ms"}],
+          "limits": {"max_memory": "48MiB"}}
+    env = cclab.gym.CongestionControlEnv(sc, step="100ms")
+    env.reset(seed=1)
+    with pytest.raises(cclab.ScenarioError, match=r"limits\.max_memory: the run went over its memory budget"):
+        for _ in range(600):
+            env.step(np.zeros(1, dtype=np.float32))
+    with pytest.raises(cclab.ScenarioError, match=r"limits\.max_memory"):
+        env.step(np.zeros(1, dtype=np.float32))

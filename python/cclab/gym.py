@@ -75,8 +75,21 @@ import numpy as np
 from gymnasium import spaces
 
 from . import _native
+from .errors import ScenarioError
 from .scenario import ScenarioLike, as_scenario
 from .units import UnitError, parse_time, show_value
+
+
+def _advance(call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)`` (the stepper's ``advance``/``advance_all``), with a run that went over its budget
+    (``[limits]``) raised as the ScenarioError ``cclab.run`` gives for it, naming the limit."""
+    try:
+        return call(*args)
+    except _native.SpecError as e:
+        if e.field.startswith("limits."):
+            raise ScenarioError([(e.field, e.message)]) from None
+        raise
+
 
 __all__ = ["DEFAULT_SCENARIO", "ENV_ID", "INFO_KEYS", "LIMITS", "OBS_NAMES", "SENDER_OBS_NAMES", "CongestionControlEnv"]
 
@@ -499,7 +512,7 @@ class _Core:
         except _native.SpecError as e:
             raise ValueError(f"scenario: the simulator rejects the run spec: {e}") from None
         self._sim = sim
-        sim.advance(min(sim.starts))  # up to the first driven flow's start (cross traffic may run before it)
+        _advance(sim.advance, min(sim.starts))  # up to the first driven flow's start (cross traffic may run before it)
         for a in agents:
             a.reset(sim, sim.now, self.rate_cwnd_gain, self.history)
         return sim
@@ -589,7 +602,7 @@ class CongestionControlEnv(_Core, gymnasium.Env[np.ndarray, np.ndarray]):
             raise RuntimeError("call reset() before step()")
         a = self._agents[0]
         a.act(sim, _action_value(action), self.action_scale, self.rate_cwnd_gain)
-        v = sim.advance(sim.now + self.step_s, self.step_on == "ack")
+        v = _advance(sim.advance, sim.now + self.step_s, self.step_on == "ack")
         info = a.observe(sim, v, self.step_on == "ack", self.history)
         if self._reward_fn is not None:
             reward = _reward_value(self._reward_fn(info))  # an exception inside the user's callable is theirs

@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from .gym import _FINISHED, _T, Reward, _action_value, _bad, _Core, _got, _reward_value
+from .gym import _FINISHED, _T, Reward, _action_value, _advance, _bad, _Core, _got, _reward_value
 from .scenario import ScenarioLike
 
 __all__ = ["CongestionControlParallelEnv"]
@@ -97,7 +97,7 @@ class CongestionControlParallelEnv(_Core, ParallelEnv):
         for n in self.agents:
             a = self._by_name[n]
             a.act(sim, _action_value(actions[n]), self.action_scale, self.rate_cwnd_gain)
-        values = sim.advance_all(sim.now + self.step_s, self.step_on == "ack")
+        values = _advance(sim.advance_all, sim.now + self.step_s, self.step_on == "ack")
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         for n in self.agents:
             a = self._by_name[n]

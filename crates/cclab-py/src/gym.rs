@@ -195,22 +195,22 @@ impl Stepper {
     /// named by `FIELDS` for the (first) agent. With `on_ack`, the step ends earlier, right after the
     /// event that brings the agent an ACK. The GIL is released while it runs.
     #[pyo3(signature = (until, on_ack=false))]
-    fn advance(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> Vec<f64> {
-        self.run(py, until, on_ack);
+    fn advance(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> PyResult<Vec<f64>> {
+        self.run(py, until, on_ack)?;
         let now = self.sim.now();
         let l = self.sim.link_probe(self.link);
         let out = self.values(0, now, &l);
         self.prev_t = now;
         self.prev_l = l;
-        out
+        Ok(out)
     }
 
     /// [`advance`] for every driven flow: one list of `FIELDS` values per agent, in order (the link's
     /// values are the same in each). With `on_ack`, the step ends right after the first event that
     /// brings any agent an ACK.
     #[pyo3(signature = (until, on_ack=false))]
-    fn advance_all(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> Vec<Vec<f64>> {
-        self.run(py, until, on_ack);
+    fn advance_all(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> PyResult<Vec<Vec<f64>>> {
+        self.run(py, until, on_ack)?;
         let now = self.sim.now();
         let l = self.sim.link_probe(self.link);
         let out = (0..self.agents.len())
@@ -218,7 +218,7 @@ impl Stepper {
             .collect();
         self.prev_t = now;
         self.prev_l = l;
-        out
+        Ok(out)
     }
 }
 
@@ -234,7 +234,9 @@ impl Stepper {
     }
 
     /// Runs to `until` seconds, or (`on_ack`) until the first event after which an agent has an ACK.
-    fn run(&mut self, py: Python<'_>, until: f64, on_ack: bool) {
+    /// A run over its budget (`[limits]`) raises ScenarioError naming the limit, at that step and at
+    /// every later one.
+    fn run(&mut self, py: Python<'_>, until: f64, on_ack: bool) -> PyResult<()> {
         let t = from_secs(until);
         let sim = &mut self.sim;
         if on_ack {
@@ -242,6 +244,10 @@ impl Stepper {
             py.allow_threads(|| sim.run_until_or(t, || ctls.iter().any(|c| c.acks() > 0)));
         } else {
             py.allow_threads(|| sim.run_until(t));
+        }
+        match self.sim.over_budget() {
+            Some((field, message)) => Err(spec_error(field, message)),
+            None => Ok(()),
         }
     }
 

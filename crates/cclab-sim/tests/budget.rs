@@ -161,3 +161,31 @@ fn ordinary_runs_are_not_stopped_and_unchanged() {
         serde_json::to_string(&b.flows).unwrap()
     );
 }
+
+#[test]
+fn a_stepped_run_keeps_its_budget() {
+    // The misjudged transfers above, run in steps of 100 ms as the Gym environment runs: it stops at
+    // its budget as `run` does, says where, and every later step runs nothing.
+    let budget = 48.0 * MIB;
+    let spec = with_budget(transfers(1e9, 0.9, 2e8, 10_000.0, 60.0), budget);
+    let mut sim = Simulation::new(&spec).expect("valid spec");
+    let mut t = 0;
+    while sim.over_budget().is_none() && sim.now() < sim.end() {
+        t += 100_000_000;
+        sim.run_until(t);
+    }
+    let (field, message) = sim.over_budget().expect("stopped at the budget");
+    assert_eq!(field, "limits.max_memory");
+    assert!(message.contains("running transfers"), "{message}");
+    let (now, events) = (sim.now(), sim.events());
+    assert!(
+        now < 60_000_000_000,
+        "stopped before the run's 60 s, at {now} ns"
+    );
+    sim.run_until(60_000_000_000);
+    assert_eq!(
+        (sim.now(), sim.events()),
+        (now, events),
+        "a later step runs nothing"
+    );
+}

@@ -120,7 +120,15 @@ impl Simulation {
     /// `stop()` holds (a driver stepping ACK by ACK: "the agent has an ACK"); returns whether it did.
     /// The pause an early stop leaves queued at `t` moves no other event: a later call whose target is
     /// past it skips it uncounted; [`run`](Self::run) pops it as a no-op event (counted in `events`).
+    ///
+    /// A stepped run keeps the run's budget (`limits`) as [`run`](Self::run) does, checked as often:
+    /// over it, the step ends where it is and every later step runs nothing;
+    /// [`over_budget`](Self::over_budget) says why (an agent that sets a huge window can fill memory
+    /// as an algorithm can).
     pub fn run_until_or(&mut self, t: Nanos, mut stop: impl FnMut() -> bool) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
         let t = t.min(self.end).max(self.now);
         self.ev.push(t, Event::Pause);
         while let Some((te, ev)) = self.ev.pop() {
@@ -133,11 +141,22 @@ impl Simulation {
             }
             self.events += 1;
             self.dispatch(ev);
+            if self.events & (super::budget::CHECK_EVERY - 1) == 0 && self.check_budget() {
+                return false;
+            }
             if stop() {
                 return true;
             }
         }
         false
+    }
+
+    /// Where and why a stepped run stopped at its budget (`[limits]`): the field (`limits.max_events`
+    /// or `limits.max_memory`) and the message [`run`](Self::run) would give; None while within it.
+    pub fn over_budget(&self) -> Option<(&str, &str)> {
+        self.stopped
+            .as_ref()
+            .map(|s| (s.field.as_str(), s.message.as_str()))
     }
 
     /// Lets flow `f`'s sender act now on a window or rate just set from outside (otherwise a larger
