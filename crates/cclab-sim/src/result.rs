@@ -350,19 +350,7 @@ pub struct RunResult {
     pub stopped: Option<crate::sim::Stopped>,
 }
 
-/// Flow-completion times of one size bucket (or of all transfers): over the transfers that arrived
-/// inside the measurement window and finished before the end of the run.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct FctSummary {
-    /// Bucket bounds, bytes: [lo, hi) (hi None: no upper bound).
-    pub lo_bytes: u64,
-    pub hi_bytes: Option<u64>,
-    pub count: u64,
-    pub mean_size_bytes: Option<f64>,
-    pub mean_s: Option<f64>,
-    pub p50_s: Option<f64>,
-    pub p99_s: Option<f64>,
-}
+pub use cclab_cc::cross::FctSummary;
 
 /// A `transfers` source's outcome.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -383,31 +371,6 @@ pub struct TransferResult {
     /// FCT over every finished window transfer, then by size bucket.
     pub fct: FctSummary,
     pub fct_by_size: Vec<FctSummary>,
-}
-
-impl FctSummary {
-    /// The summary of `(size, fct)` records with sizes in [lo, hi).
-    pub fn of(records: &[(u64, f64)], lo: u64, hi: u64) -> FctSummary {
-        let mut t: Vec<f64> = Vec::new();
-        let mut size = 0.0;
-        for &(s, f) in records.iter().filter(|(s, _)| *s >= lo && *s < hi) {
-            t.push(f);
-            size += s as f64;
-        }
-        t.sort_by(f64::total_cmp);
-        let n = t.len();
-        // Nearest-rank percentiles (the value at rank ⌈q·n⌉): exact on the stored times.
-        let pct = |q: f64| (n > 0).then(|| t[((q * n as f64).ceil() as usize).clamp(1, n) - 1]);
-        FctSummary {
-            lo_bytes: lo,
-            hi_bytes: (hi != u64::MAX).then_some(hi),
-            count: n as u64,
-            mean_size_bytes: (n > 0).then(|| size / n as f64),
-            mean_s: (n > 0).then(|| t.iter().sum::<f64>() / n as f64),
-            p50_s: pct(0.5),
-            p99_s: pct(0.99),
-        }
-    }
 }
 
 #[cfg(test)]

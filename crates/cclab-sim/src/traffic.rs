@@ -64,13 +64,7 @@ pub(crate) struct TransferSource {
     pub(crate) window_arrivals: u64,
 }
 
-/// Size buckets of the flow-completion-time summary, bytes: [lo, hi).
-pub const FCT_BUCKETS: [(u64, u64); 4] = [
-    (0, 10_000),
-    (10_000, 100_000),
-    (100_000, 1_000_000),
-    (1_000_000, u64::MAX),
-];
+pub use cclab_cc::cross::FCT_BUCKETS;
 
 /// Default Pareto shape of transfer sizes (heavy-tailed with a finite mean, as web transfers).
 pub const DEFAULT_SIZE_SHAPE: f64 = 1.5;
