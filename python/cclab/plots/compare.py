@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from ..stats import t_quantile
 from . import save
 from ._style import cc_colors, cc_markers, finish, get_style, legend_outside, new_figure, note, rtt_styles, shade_window, si_axis, title
-from .sweep import _cov_ellipse
+from .sweep import _cov_ellipse, pantheon_axes
 
 if TYPE_CHECKING:
     from ..compare import Run
@@ -240,17 +240,7 @@ def throughput_delay_figure(runs: list[Run], style: Optional[str]) -> Figure:
                     ax.add_patch(e)
         handles.append(Line2D([], [], ls="", marker=m, markersize=8, markerfacecolor=c, markeredgecolor="black",
                               label=lab + (f" ({len(pts)} runs)" if len(pts) > 1 else "")))
-    ax.autoscale_view()
-    ax.margins(0.1)
-    for get, set_ in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
-        lo, hi = get()  # at least 10 % of the largest value wide: one point does not blow up rounding noise
-        need = 0.1 * max(abs(lo), abs(hi), 1e-9) - (hi - lo)
-        if need > 0:
-            set_(lo - need / 2, hi + need / 2)
-    ax.invert_xaxis()  # low delay on the right: better is up and to the right
-    ax.set_xlabel("95th-percentile queueing delay of link 0 (ms)  ← worse")
-    ax.set_ylabel("goodput, forward flows (Mbit/s)")
-    ax.grid(True, alpha=0.3)
+    pantheon_axes(ax, 0.1)
     legend_outside(ax, handles)
     note(fig, ["Small: one run (its measurement window, summary.json). Large, outlined: the mean of a label's "
                "runs; ellipse: one standard deviation of those runs (covariance, ddof 1), as Pantheon draws it: "

@@ -247,6 +247,23 @@ def _cov_ellipse(x: np.ndarray, y: np.ndarray, **kw: Any) -> Optional[Ellipse]:
                    height=2.0 * math.sqrt(vals[0]), angle=angle, **kw)
 
 
+def pantheon_axes(ax: Any, margin: float) -> None:
+    """The Pantheon throughput-delay axes once the points are drawn (sweeps and `cclab compare`): limits
+    at least 10 % of the largest value wide (equal runs do not blow up rounding noise), the delay axis
+    reversed (low delay on the right: better is up and to the right), labels and grid."""
+    ax.autoscale_view()
+    ax.margins(margin)
+    for get, set_ in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
+        lo, hi = get()
+        need = 0.1 * max(abs(lo), abs(hi), 1e-9) - (hi - lo)
+        if need > 0:
+            set_(lo - need / 2, hi + need / 2)
+    ax.invert_xaxis()
+    ax.set_xlabel("95th-percentile queueing delay of link 0 (ms)  ← worse")
+    ax.set_ylabel("goodput, forward flows (Mbit/s)")
+    ax.grid(True, alpha=0.3)
+
+
 def throughput_delay_figure(t: pd.DataFrame, hue: Optional[str] = None, name: str = "") -> Figure:
     """Goodput against link 0's 95th-percentile queueing delay: each run a point, each grid point its mean
     and its one-standard-deviation ellipse over seeds, coloured by ``hue`` (default: the grid's algorithm
@@ -279,17 +296,7 @@ def throughput_delay_figure(t: pd.DataFrame, hue: Optional[str] = None, name: st
                 assert edge is not None
                 edge.set_gid(f"ellipse-edge:{clab}|{mlab}")
                 ax.add_patch(edge)
-    ax.autoscale_view()
-    ax.margins(0.08)
-    for get, set_ in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
-        lo, hi = get()  # at least 10 % of the largest value wide: equal runs do not blow up rounding noise
-        need = 0.1 * max(abs(lo), abs(hi), 1e-9) - (hi - lo)
-        if need > 0:
-            set_(lo - need / 2, hi + need / 2)
-    ax.invert_xaxis()  # low delay on the right: better is up and to the right
-    ax.set_xlabel("95th-percentile queueing delay of link 0 (ms)  ← worse")
-    ax.set_ylabel("goodput, forward flows (Mbit/s)")
-    ax.grid(True, alpha=0.3)
+    pantheon_axes(ax, 0.08)
     handles: list[Any] = [Line2D([], [], ls="", marker="o", markersize=8, markerfacecolor=colors[lab],
                                  markeredgecolor="black", label=lab) for lab in colour_groups]
     if marker_groups:
