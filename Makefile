@@ -65,14 +65,14 @@ testdeps:
 		|| echo "note: iperf3 not installed (not root or no apt-get): its kernel-datapath test will skip"; }
 
 py-test: build browser testdeps
-	$(VENV)/bin/pytest -q -rs -x -m "not validate" tests
+	$(VENV)/bin/pytest -q -rsx -x -m "not validate" tests
 
 # Statistical agreement checks that need many real runs (pytest marker `validate`, pyproject.toml): the
 # medians of several real runs of both sides (tests/test_net.py), ~2-3 min as root on an idle machine.
 # `make test` runs a cheaper version of each that still asserts the property. CI runs this target too
 # (.ci/run, after `make test`), as it adds ~3 min to a ~12 min suite (docs/real-datapath.md, "Tests").
 validate: build testdeps
-	$(VENV)/bin/pytest -q -rs -m validate tests
+	$(VENV)/bin/pytest -q -rsx -m validate tests
 
 # Every paper's experiments at full size, in one run at one commit (~25 min on 2 idle cores; -j and
 # --scheduler as `cclab reproduce`): the HTML report and docs/reproduce.md's results section are
