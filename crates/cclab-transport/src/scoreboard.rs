@@ -95,6 +95,15 @@ impl Scoreboard {
     /// where it stopped (amortised O(1)). Resent packets are RACK's retransmission rule's business
     /// (`recovery`). Returns packets newly marked lost.
     pub(crate) fn rack_mark_lost(&mut self, delivered_ts: u64, reo_wnd: u64) -> u64 {
+        // Every packet sent early enough ends the scan's doubt, decided or not: stop at the first one
+        // sent too late.
+        self.rack_scan(|sent, _| sent.saturating_add(reo_wnd) > delivered_ts)
+    }
+
+    /// The scan both RACK rules share: from where the last scan stopped, marks lost every packet neither
+    /// SACKed nor lost, until `stop(send time, decided)` holds; records where it stopped and counts.
+    #[inline]
+    fn rack_scan(&mut self, stop: impl Fn(u64, bool) -> bool) -> u64 {
         let Some(sent) = &self.sent_at else {
             return 0;
         };
@@ -102,11 +111,12 @@ impl Scoreboard {
         let mut newly = 0;
         while seq < self.snd_nxt {
             let i = (seq - self.snd_una) as usize;
-            if sent[i].saturating_add(reo_wnd) > delivered_ts {
+            let f = &mut self.flags[i];
+            let decided = *f & (SACKED | LOST) != 0;
+            if stop(sent[i], decided) {
                 break;
             }
-            let f = &mut self.flags[i];
-            if *f & (SACKED | LOST) == 0 {
+            if !decided {
                 *f |= LOST;
                 newly += 1;
                 self.retx_cursor = self.retx_cursor.min(seq);
@@ -125,28 +135,8 @@ impl Scoreboard {
     /// or lost) are stepped over, so the scan stops at the first packet still in doubt, whose send time
     /// [`Scoreboard::rack_pending`] gives for the timer. Returns packets newly marked lost.
     pub(crate) fn rack_mark_lost_at(&mut self, rack_ts: u64, bound: u64) -> u64 {
-        let Some(sent) = &self.sent_at else {
-            return 0;
-        };
-        let mut seq = self.rack_cursor.max(self.snd_una);
-        let mut newly = 0;
-        while seq < self.snd_nxt {
-            let i = (seq - self.snd_una) as usize;
-            let f = &mut self.flags[i];
-            if *f & (SACKED | LOST) == 0 {
-                if sent[i] >= rack_ts || sent[i] > bound {
-                    break;
-                }
-                *f |= LOST;
-                newly += 1;
-                self.retx_cursor = self.retx_cursor.min(seq);
-            }
-            seq += 1;
-        }
-        self.rack_cursor = seq;
-        self.n_lost += newly;
-        self.marked_lost += newly;
-        newly
+        // Decided packets are stepped over whatever their send time.
+        self.rack_scan(|sent, decided| !decided && (sent >= rack_ts || sent > bound))
     }
 
     /// The send time of the first packet RACK has not decided, if it left before `rack_ts` (so that the
