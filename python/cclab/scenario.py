@@ -5,7 +5,7 @@ by its class in :mod:`cclab.topology`; quantities are parsed and checked by :mod
 Every rejection is a :class:`~cclab.errors.ScenarioError` (a ``ValueError``) whose message names the
 field: ``flows[1].rtt: must be > 0, got "-5ms"``.
 
-Why one file of ~1 100 lines: the models and the resolver below share their private validators and
+Why one file of ~1 200 lines: the models and the resolver below share their private validators and
 field-naming helpers; what stands alone has moved out (reading TOML files: :mod:`cclab.tomlfile`,
 topologies: :mod:`cclab.topology`, quantities: :mod:`cclab.units`).
 """
