@@ -224,17 +224,24 @@ fn wait(
 /// load), and the pacing rate above the link kept a standing queue; it also added the late wake-up to
 /// every RTT sample (the min_rtt filter, Vegas/FAST's queue estimates). The kernel's arrival time is
 /// what a kernel TCP sender uses. `CCLAB_NET_ACK_TIMESTAMPS=0` turns it off (for comparison).
+///
+/// The two clocks cannot be read at once: the real time is read first, so a thread descheduled between
+/// the two reads makes the arrival later (never earlier) than it was. The caller also keeps the arrival
+/// no earlier than the receiver's `rx_time` for the segment the ACK answers: reading the clocks the
+/// other way round put a loopback ACK a few µs before its own data's arrival, and the sender refused it
+/// as `rx_time_future` (1 honest ACK in about 3 runs of `tests/spoofed.rs`).
 fn ack_arrival(ts: Option<u64>, clock: &Clock, floor: Nanos) -> Nanos {
-    let now = clock.now();
     let Some(ts) = ts else {
-        return now;
+        return clock.now();
     };
     let mut real = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes the timespec it is given.
-    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut real) } != 0 {
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut real) } == 0;
+    let now = clock.now();
+    if !ok {
         return now;
     }
     let real = real.tv_sec as u64 * 1_000_000_000 + real.tv_nsec as u64;
@@ -302,6 +309,13 @@ pub fn run_sender<S: SenderMachine>(
                     // The ACK's time is when it reached our socket, not when this thread got to it:
                     // see `ack_arrival`.
                     let at = ack_arrival(meta.kernel_ts, clock, floor);
+                    // Never before the receiver had the data it acknowledges (a forged rx_time in
+                    // the future is still refused: it exceeds every `at`, which is at most now).
+                    let at = if a.rx_time <= clock.now() {
+                        at.max(a.rx_time)
+                    } else {
+                        at
+                    };
                     m.handle_ack(at, &a)
                 }
                 _ => {
