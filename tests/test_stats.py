@@ -180,6 +180,36 @@ def test_cli_prints_a_row_per_algorithm_and_with_v_per_flow(tmp_path):
         assert cells[4:7] == [f"{f[k] * 1e3:.1f}" for k in ("p50_rtt_s", "p95_rtt_s", "p99_rtt_s")]
 
 
+def test_cli_splits_forward_and_reverse_flows(tmp_path):
+    """With reverse flows the table has a forward and a reverse block, each with its own total, and the
+    headline Jain is the forward flows': before, an "all" row added 4 reverse flows' goodput to the forward
+    ones (4.99 Mbit/s over a 3 Mbit/s bottleneck in binomial_b1.toml)."""
+    scen = tmp_path / "rev.toml"
+    scen.write_text('name = "rev"\nduration = "4s"\n[topology.bottleneck]\nrate = "3Mbps"\n'
+                    '[[flows]]\ncc = "newreno"\nrtt = "40ms"\n[[flows]]\ncc = "vegas"\nrtt = "40ms"\n'
+                    '[[flows]]\ncc = "newreno"\nrtt = "40ms"\ncount = 2\nreverse = true\n')
+    r = subprocess.run([sys.executable, "-m", "cclab.cli", "run", str(scen), "-o", str(tmp_path / "o"), "-q",
+                        "--no-plots"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    cells = {c[0]: c for c in ([x.strip() for x in l.split("│")[1:-1]] for l in r.stdout.splitlines()
+                               if l.count("│") > 3)}
+    assert "all" not in cells
+    fl = s["flows"]
+    fwd = sum(f["goodput_bps"] for f in fl[:2]) / 1e6
+    back = sum(f["goodput_bps"] for f in fl[2:]) / 1e6
+    assert cells["forward"][1] == "2" and cells["forward"][2] == f"{fwd:.2f}"
+    assert cells["reverse"][1] == "2" and cells["reverse"][2] == f"{back:.2f}"
+    assert cells["newreno (reverse)"][1] == "2" and cells["newreno"][1] == "1"
+    # Each direction crosses its own 3 Mbit/s link.
+    assert fwd <= 3.0 and back <= 3.0
+    # One forward flow per algorithm: its own p95 RTT; newreno's pooled percentile mixes directions: none.
+    assert cells["vegas"][5] == f"{fl[1]['p95_rtt_s'] * 1e3:.1f}"
+    assert cells["newreno (reverse)"][5] == "–"
+    j = cclab.metrics.jain([f["goodput_bps"] for f in fl[:2]])
+    assert f"Jain {j:.3f} (forward flows)" in r.stdout
+
+
 SWEEP = """seeds = 1
 [base]
 name = "v"

@@ -180,7 +180,7 @@ def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_pack
         left = plotproc.take()  # started but not taken: the input was refused before the run
         if left is not None:
             left.cancel()
-    _print_table(res.summary, verbose)
+    _print_table(res.summary, verbose, res.spec)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet, spec.json" + ("" if no_plots else "".join(
         f", {k}.{fmt}" for k in ("rate", "cwnd", "queue", "throughput_delay", "cdf"))))
 
@@ -189,24 +189,34 @@ def _num(x: Optional[float], fmt: str, scale: float = 1.0) -> str:
     return "–" if x is None else format(x * scale, fmt)
 
 
-def _print_stats(s: dict, title: str, verbose: bool) -> None:
+def _print_stats(s: dict, title: str, verbose: bool, reverse: frozenset[int] = frozenset()) -> None:
     """The run's table: one row per algorithm (flows, goodput, share of the total, Jain among that
     algorithm's flows, p95 RTT, loss and retransmission rates over the window) and an "all" row; with
-    ``verbose`` a second table, one row per flow (docs/scenario.md, "What cclab run prints")."""
+    reverse-direction flows (``reverse``: their ids), the forward and the reverse flows in two blocks,
+    each with its own total (`cclab.derived.direction_rows`). With ``verbose`` a second table, one row
+    per flow (docs/scenario.md, "What cclab run prints")."""
     from rich.console import Console
     from rich.table import Table
+
+    from .derived import direction_rows
 
     console = Console(width=150)
     t = Table(title=title)
     for c in ("cc", "flows", "goodput Mbit/s", "share", "Jain", "p95 RTT ms", "loss %", "retx %"):
         t.add_column(c, justify="right")
-    rows = [*s.get("by_cc", {}).items(), ("all", s.get("total"))]
+    if reverse:
+        rows = direction_rows(s, set(reverse))
+        ends = {i for i, (label, _) in enumerate(rows) if label in ("forward", "reverse")}
+        ends |= {i - 1 for i in ends}
+    else:
+        rows = [*s.get("by_cc", {}).items(), ("all", s.get("total"))]
+        ends = {len(rows) - 2}
     for i, (cc, g) in enumerate(rows):
         if g is None:
             continue
         t.add_row(cc, str(g["flows"]), f"{g['goodput_bps'] / 1e6:.2f}", _num(g["share"], ".1%"), _num(g["jain"], ".3f"),
                   _num(g["p95_rtt_s"], ".1f", 1e3), _num(g["loss_rate"], ".3f", 100), _num(g["retransmit_rate"], ".3f", 100),
-                  end_section=i == len(rows) - 2)
+                  end_section=i in ends)
     console.print(t)
     if verbose:
         v = Table(title="per flow")
@@ -219,11 +229,19 @@ def _print_stats(s: dict, title: str, verbose: bool) -> None:
         console.print(v)
 
 
-def _print_table(s: dict, verbose: bool = False) -> None:
-    _print_stats(s, f"{s['scenario']} (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)", verbose)
+def _print_table(s: dict, verbose: bool = False, spec: Optional[dict] = None) -> None:
+    from .derived import reverse_flows
+    from .metrics import jain
+
+    back = frozenset(reverse_flows(s, spec))
+    _print_stats(s, f"{s['scenario']} (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)", verbose,
+                 back)
     link = s["links"][0]
     eps = s["sim"]["events"] / max(s["sim"]["wall_s"], 1e-9)
-    click.echo(f"Jain {s['jain']:.3f}; link 0: utilisation {link['utilization']:.3f}, drops {link['drops']}, "
+    # With reverse flows, the headline Jain is the forward flows' (they share the forward links).
+    j = jain([f["goodput_bps"] for f in s["flows"] if int(f["id"]) not in back]) if back else s["jain"]
+    click.echo(f"Jain {j:.3f}{' (forward flows)' if back else ''}; link 0: utilisation {link['utilization']:.3f}, "
+               f"drops {link['drops']}, "
                f"mean queue {link['mean_queue_pkts']:.1f} pkts; simulated in {s['sim']['wall_s']:.2f} s ({eps:.3g} events/s)")
     for w in s.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
@@ -613,7 +631,7 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
         # Ctrl-C: 130; SIGTERM / SIGHUP: 128 + the signal, as a shell reports a process killed by it.
         how = "interrupted" if e.signum == signal.SIGINT else f"stopped by {signal.Signals(e.signum).name}"
         if e.result is not None:
-            _print_net_table(e.result.summary, verbose)
+            _print_net_table(e.result.summary, verbose, e.result.spec)
             click.echo(f"{how}: partial result (net.interrupted = true) written to {out}", err=True)
         else:
             click.echo(f"{how}: the real run ended before it had a result; nothing written", err=True)
@@ -621,7 +639,7 @@ def net_run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], no_plo
     except RuntimeError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
-    _print_net_table(res.summary, verbose)
+    _print_net_table(res.summary, verbose, res.spec)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet" + ("" if no_plots else ", rate.png, cwnd.png, queue.png"))
     if res.summary["net"]["interrupted"]:
         # Stopped by a signal sent to cclab-net itself (SIGTERM): the result is partial.
@@ -715,9 +733,11 @@ def _exec_bpf(argv: list[str]) -> None:
     os.execv(b, [b, *argv])
 
 
-def _print_net_table(s: dict, verbose: bool = False) -> None:
+def _print_net_table(s: dict, verbose: bool = False, spec: Optional[dict] = None) -> None:
+    from .derived import reverse_flows
+
     _print_stats(s, f"{s['scenario']} on the real datapath (seed {s['seed']}, window {s['measure'][0]:g}–{s['measure'][1]:g} s)",
-                 verbose)
+                 verbose, frozenset(reverse_flows(s, spec)))
     link, emu = s["links"][0], s["net"]["emulator"]
     click.echo(f"Jain {s['jain']:.3f}, utilisation {link['utilization']:.3f}, drops {link['drops']}, "
                f"mean queue {link['mean_queue_pkts']:.1f} pkts; wall {s['net']['wall_s']:.2f} s, "

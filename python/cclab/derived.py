@@ -263,3 +263,46 @@ def evaluate(m: Metric, summary: dict, reverse: set[int]) -> float:
         return a
     assert m.to is not None
     return _ratio(a, value(m.to, summary, reverse))
+
+
+def direction_rows(summary: dict, reverse: set[int]) -> list[tuple[str, dict]]:
+    """The run table's rows when some flows send in the reverse direction: one row per algorithm of the
+    forward flows, a ``forward`` total, then the reverse flows' rows (``<algorithm> (reverse)``) and a
+    ``reverse`` total. Shares are of the direction's goodput and Jain is within the row, because the two
+    directions cross different links (the forward flows of a 3 Mbit/s dumbbell plus its reverse flows add
+    up to more than 3 Mbit/s). Loss and retransmission rates are pooled from the flows' window counts.
+    An algorithm's pooled RTT percentile is the engine's when all its flows go one way; a row that mixes
+    directions cannot be pooled from per-flow percentiles, and shows none."""
+    flows = summary.get("flows") or []
+    by_cc = summary.get("by_cc") or {}
+    rows: list[tuple[str, dict]] = []
+    for back in (False, True):
+        side = [f for f in flows if (int(f["id"]) in reverse) == back]
+        if not side:
+            continue
+        total = sum(_num(f.get("goodput_bps")) for f in side)
+        for cc in sorted({f["cc"] for f in side}):
+            fl = [f for f in side if f["cc"] == cc]
+            pure = all((int(f["id"]) in reverse) == back for f in flows if f["cc"] == cc)
+            pooled = (by_cc.get(cc) or {}).get("p95_rtt_s") if pure else None
+            rows.append((f"{cc} (reverse)" if back else cc, _row(fl, total, pooled)))
+        rows.append(("reverse" if back else "forward", _row(side, total, None)))
+    return rows
+
+
+def _row(fl: list[dict], total: float, pooled_p95: Optional[float]) -> dict:
+    from .metrics import jain
+
+    g = [_num(f.get("goodput_bps")) for f in fl]
+    sent = sum(_num(f.get("window_sent_pkts")) for f in fl)
+    return {
+        "flows": len(fl), "goodput_bps": sum(g), "share": sum(g) / total if total > 0 else None,
+        "jain": jain(g),
+        "p95_rtt_s": fl[0].get("p95_rtt_s") if len(fl) == 1 else pooled_p95,
+        "loss_rate": _or_none(_ratio(sum(_num(f.get("window_dropped_pkts")) for f in fl), sent)),
+        "retransmit_rate": _or_none(_ratio(sum(_num(f.get("window_retransmits")) for f in fl), sent)),
+    }
+
+
+def _or_none(x: float) -> Optional[float]:
+    return x if math.isfinite(x) else None
