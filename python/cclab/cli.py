@@ -204,8 +204,9 @@ def _print_stats(s: dict, title: str, verbose: bool, reverse: frozenset[int] = f
     t = Table(title=title)
     for c in ("cc", "flows", "goodput Mbit/s", "share", "Jain", "p95 RTT ms", "loss %", "retx %"):
         t.add_column(c, justify="right")
+    rows: list[tuple[str, Optional[dict]]]
     if reverse:
-        rows = direction_rows(s, set(reverse))
+        rows = list(direction_rows(s, set(reverse)))
         ends = {i for i, (label, _) in enumerate(rows) if label in ("forward", "reverse")}
         ends |= {i - 1 for i in ends}
     else:
