@@ -208,3 +208,32 @@ def test_multi_agent_bad_arguments():
     env.reset(seed=1)
     with pytest.raises(ValueError, match="actions: must give one action for each of"):
         env.step({"flow0": np.zeros(1, np.float32)})
+
+
+def test_sender_bandwidth_estimate_follows_a_capacity_drop():
+    """The sender's max_bw is a windowed maximum over 10 minimum RTTs (BBR's filter), not the episode's:
+    steps of 10 ms at 20 Mbit/s for 1 s, then at 5 Mbit/s. An episode maximum would stay at 20 Mbit/s (and
+    the observation's delivery_rate at 1/4); the window forgets the old rate 10 × 20 ms after the drop."""
+    from cclab import gym as g
+
+    view = g._SenderView(packet_size=1500, initial_cwnd=10)
+    view.reset(0.0)
+    acked = 0.0
+    seen = []
+    for k in range(1, 201):
+        t = k * 0.01
+        rate = 20e6 if t <= 1.0 else 5e6
+        acked += rate * 0.01 / (1500 * 8)
+        v = [0.0] * len(g._FIELDS)
+        v[g._T], v[g._DT], v[g._ACKED], v[g._MIN_RTT], v[g._SRTT] = t, 0.01, rate * 0.01 / (1500 * 8), 0.02, 0.02
+        v[g._SENT_BYTES] = rate * 0.01 / 8
+        view.update(v)
+        seen.append((t, view.max_bw))
+    before = [bw for t, bw in seen if 0.5 < t <= 1.0]
+    # One minimum RTT after the drop the delivery rate over the last minimum RTT still mixes both rates;
+    # 10 minimum RTTs (0.2 s) later plus that RTT the window holds only the new rate.
+    after = [bw for t, bw in seen if t > 1.0 + 0.2 + 0.02 + 1e-9]
+    assert before and all(bw == pytest.approx(20e6, rel=1e-9) for bw in before)
+    assert after and all(bw == pytest.approx(5e6, rel=1e-9) for bw in after)
+    # Within the window the old maximum is kept (a filter, not the last sample).
+    assert dict(seen)[1.1] == pytest.approx(20e6, rel=1e-9)

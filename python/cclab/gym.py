@@ -225,8 +225,13 @@ def _action_value(action: Any) -> float:
 class _SenderView:
     """What one sender has measured, kept across the steps of an episode, and its observation from that
     alone (``SENDER_OBS_NAMES``): rates over the last minimum RTT, normalised by the largest delivery
-    rate measured so far (the sender's estimate of its bottleneck bandwidth, as BBR's); RTTs by the
-    minimum RTT; the window and data in flight by the estimated BDP (that bandwidth × the minimum RTT)."""
+    rate measured over the last ``BW_WINDOW_RTTS`` minimum RTTs (the sender's estimate of its bottleneck
+    bandwidth, BBR's windowed max filter: a capacity that falls is followed within that window, where an
+    episode-long maximum kept the old rate forever); RTTs by the minimum RTT; the window and data in
+    flight by the estimated BDP (that bandwidth × the minimum RTT)."""
+
+    #: The bandwidth filter's window in minimum RTTs (BBR's BtlBw filter spans 10 round trips).
+    BW_WINDOW_RTTS = 10.0
 
     #: Upper bounds of the observation (its lower bounds are 0).
     HIGH = (1.0, 8.0, 100.0, 100.0, 10.0, 1.0, 1.0, 1e3, 1e3, 1e3)
@@ -238,6 +243,8 @@ class _SenderView:
 
     def reset(self, t: float) -> None:
         self._hist: collections.deque[tuple[float, float, float]] = collections.deque([(t, 0.0, 0.0)])
+        # (time, rate) samples, rates strictly decreasing from the front: the front is the window's max.
+        self._bw: collections.deque[tuple[float, float]] = collections.deque()
         self._acked = self._sent = 0.0
         self.max_bw = self.delivery_bps = self.send_bps = 0.0
         self.min_rtt = self.srtt = self.latest = 0.0
@@ -261,7 +268,14 @@ class _SenderView:
         if t > t0:
             self.delivery_bps = (self._acked - a0) / (t - t0)
             self.send_bps = (self._sent - s0) / (t - t0)
-        self.max_bw = max(self.max_bw, self.delivery_bps)
+        bw = self._bw
+        while bw and bw[-1][1] <= self.delivery_bps:
+            bw.pop()
+        bw.append((t, self.delivery_bps))
+        if self.min_rtt > 0:
+            while bw[0][0] < t - self.BW_WINDOW_RTTS * self.min_rtt:
+                bw.popleft()
+        self.max_bw = bw[0][1]
 
     def bdp_pkts(self) -> float:
         """The estimated BDP in packets; the initial window before there is an estimate."""
