@@ -95,13 +95,14 @@ def top_table(s: Search, recs: list[dict]) -> Any:
 
 
 def _localise(d: Any, dest: Path, stem: str, n: list[int]) -> Any:
-    """``d`` with every trace file the search wrote (an absolute path into ``OUT/traces/``) copied beside
-    ``dest`` as ``<stem>.trace`` (``<stem>-2.trace``, ...) and named relative to it: the scenario file and its
-    traces move together, and `cclab run` reads the same opportunities."""
+    """``d`` with every trace file (the search's, in ``OUT/traces/``, and the base scenario's: absolute paths,
+    space.absolute_traces) copied beside ``dest`` as ``<stem>.trace`` (``<stem>-2.trace``, ...) and named relative
+    to it: the scenario file and its traces move together, and `cclab run` reads the same opportunities from any
+    working directory (a scenario file's relative traces are its neighbours). Shipped traces keep their names."""
     if isinstance(d, dict):
         out = {}
         for k, v in d.items():
-            if k == "trace" and isinstance(v, str) and Path(v).is_absolute() and Path(v).parent.name == "traces":
+            if k == "trace" and isinstance(v, str) and Path(v).is_absolute():
                 n[0] += 1
                 name = f"{stem}.trace" if n[0] == 1 else f"{stem}-{n[0]}.trace"
                 shutil.copyfile(v, dest / name)
@@ -133,6 +134,8 @@ def _fmt(k: str, v: Any) -> str:
         return f"{v / 1e6:.3f} Mbit/s"
     if name in ("period", "burst", "delay", "jitter"):
         return f"{v * 1e3:.1f} ms"
+    if name == "mean_size":
+        return f"{v / 1e3:.1f} kB"
     return f"{v:.4g}"
 
 
@@ -189,7 +192,7 @@ def print_result(r: dict, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    s, top = r["search"], r["top"].drop(columns=["run"])  # the run ids are in top.csv
+    s, top = r["search"], r["top"].drop(columns=["run"], errors="ignore")  # (no column: every candidate refused)  # the run ids are in top.csv
     tab = Table(title=f"top {len(top)} candidates ({s.metric}, {s.goal})")
     for c in top.columns:  # "adversary[0].period" -> "0.period": the table fits a terminal
         tab.add_column(re.sub(r"adversary\[(\d+)\]\.", r"\1.", str(c)), justify="right", no_wrap=True)

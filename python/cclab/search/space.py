@@ -1,9 +1,10 @@
 """The search file and its space (``cclab search``): loading and checking a search file, decoding a point of the
 unit cube into the adversary's values with the budget applied, and the candidate scenario they make.
 
-Adversary kinds: ``bursts`` (periodic on-off cbr sources: the shrew attacker), ``loss``, ``delay``,
-``jitter`` (each sets one scenario key) and ``capacity`` (a piecewise-constant capacity trace of a link, one
-rate per segment). The contract in full: docs/search.md.
+Adversary kinds: ``bursts`` (periodic on-off cbr sources: the shrew attacker), ``poisson`` (unresponsive
+Poisson cross traffic), ``transfers`` (short congestion-controlled transfers: Poisson arrivals, Pareto sizes),
+``loss``, ``delay``, ``jitter`` (each sets one scenario key) and ``capacity`` (a piecewise-constant capacity
+trace of a link, one rate per segment). The contract in full: docs/search.md.
 """
 from __future__ import annotations
 
@@ -38,11 +39,18 @@ _KINDS: dict[str, dict[str, Callable[[object], float]]] = {
     "delay": {"delay": units.parse_time},
     "jitter": {"jitter": units.parse_time},
     "capacity": {"rate": units.parse_rate},  # one coordinate per segment (see `segments`)
+    "poisson": {"rate": units.parse_rate},
+    "transfers": {"rate": units.parse_rate, "mean_size": units.parse_size},
 }
+# The cross-traffic kinds: each becomes [[traffic]] and its mean rate counts against budget.cross_rate.
+CROSS = ("bursts", "poisson", "transfers")
 _DEFAULT_KEY = {"loss": "topology.bottleneck.loss", "delay": "topology.bottleneck.delay",
                 "jitter": "topology.bottleneck.jitter", "capacity": "topology.bottleneck"}
+# Fixed settings passed through to the [[traffic]] entry a cross-traffic adversary makes (checked there).
+_PASS = {"bursts": ("packet_size",), "poisson": ("start", "stop", "packet_size"),
+         "transfers": ("start", "stop", "packet_size", "cc", "params", "rtt", "transport", "shape")}
 _OPTIONAL = {"bursts": {"start", "packet_size"}, "loss": {"key"}, "delay": {"key"}, "jitter": {"key"},
-             "capacity": {"key", "segments"}}
+             "capacity": {"key", "segments"}, "poisson": set(_PASS["poisson"]), "transfers": set(_PASS["transfers"])}
 MAX_SEGMENTS = 100  # capacity segments of one adversary: each is a coordinate of the search
 
 
@@ -144,11 +152,14 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
         if not isinstance(data["scenario"], str):
             raise _err("scenario", "must be a path to a scenario file")
         base = runs.read_toml(path.parent / data["scenario"], "scenario", "scenario file")
+        absolute_traces(base, (path.parent / data["scenario"]).parent)
     else:
         base = data["base"]
         if not isinstance(base, dict):
             raise _err("base", "must be a table (a scenario)")
+        absolute_traces(base, path.parent)
     _apply_sets(base, sets or [])
+    absolute_traces(base, Path.cwd())  # a trace given by --set is named from where the command runs
     try:
         Scenario.from_dict(base)
     except ScenarioError as e:
@@ -187,8 +198,8 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
                 if dur / lo > MAX_BURSTS:
                     raise _err(f"{where}.period", f"{dur / lo:,.0f} bursts in the run at the shortest period; at "
                                                   f"most {MAX_BURSTS:,}")
-            if kind == "bursts" and name == "rate" and lo <= 0:
-                raise _err(f"{where}.rate", "must be > 0")
+            if kind in CROSS and name in ("rate", "mean_size") and lo <= 0:
+                raise _err(f"{where}.{name}", "must be > 0")
             if kind == "capacity":
                 # A segment's rate must let at least one 1500-byte opportunity through: a trace needs one.
                 if lo <= 0:
@@ -204,11 +215,14 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
             dims.append(Dim(i, name, lo, hi))
         if "key" in a and not isinstance(a["key"], str):
             raise _err(f"{where}.key", "must be a path in the scenario, e.g. \"topology.bottleneck.loss\"")
-    bursts = any(a["kind"] == "bursts" for a in advs)
+        if kind in ("poisson", "transfers"):
+            _check_source(where, i, a, base)
+    cross = any(a["kind"] in CROSS for a in advs)
     capacity = None
     if budget.get("cross_rate") is not None:
-        if not bursts:
-            raise _err("budget.cross_rate", "bounds the bursts' mean rate, but no adversary is of kind \"bursts\"")
+        if not cross:
+            raise _err("budget.cross_rate", "bounds the cross traffic's mean rate, but no adversary is of kind "
+                                            "\"bursts\", \"poisson\" or \"transfers\"")
         bn = (base.get("topology") or {}).get("bottleneck") or {}
         if "rate" not in bn:
             raise _err("budget.cross_rate", "needs the scenario's topology.bottleneck.rate (a dumbbell with a fixed "
@@ -250,6 +264,45 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
                   seed, list(range(first, first + nseeds)), batch, top, data)
 
 
+def _check_source(where: str, i: int, a: dict, base: dict) -> None:
+    """A poisson or transfers adversary's fixed settings, checked by the scenario's own rules on the base scenario
+    with the source added at its low bounds (a ScenarioError naming ``adversary[i].<field>``), so that a bad one
+    stops the search here instead of making every candidate invalid."""
+    topo = (base.get("topology") or {}).get("kind", "dumbbell")
+    if a["kind"] == "transfers" and "rtt" not in a and topo != "graph":
+        raise _err(f"{where}.rtt", "is required on a dumbbell: the transfers' round-trip propagation delay")
+    d = json.loads(json.dumps(base))
+    src = d.setdefault("traffic", [])
+    e: dict[str, Any] = {"kind": a["kind"], **{k: a[k] for k in _PASS[a["kind"]] if k in a}}
+    e.update({n: a[n][0] for n in _KINDS[a["kind"]]})
+    src.append(e)
+    mine = f"traffic[{len(src) - 1}]"
+    try:
+        Scenario.from_dict(d)
+    except ScenarioError as err:
+        ours = [(f, m) for f, m in err.errors if f == mine or f.startswith(mine + ".")]
+        if ours:
+            raise ScenarioError([(where + f[len(mine):], m) for f, m in ours]) from None
+
+
+def absolute_traces(d: Any, folder: Path) -> None:
+    """Names every trace file of scenario ``d`` relative to ``folder`` by its absolute path (a shipped trace keeps
+    its name): a base scenario's traces are its file's neighbours, whatever the working directory of the search
+    and of the candidates' runs."""
+    from .. import traces
+
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if k == "trace" and isinstance(v, str) and v and v not in traces.builtin():
+                p = Path(v).expanduser()
+                d[k] = str(p if p.is_absolute() else (folder / p).resolve())
+            else:
+                absolute_traces(v, folder)
+    elif isinstance(d, list):
+        for v in d:
+            absolute_traces(v, folder)
+
+
 # --- Candidates ----------------------------------------------------------------------------------------------
 
 def decode(s: Search, x: list[float]) -> dict[str, float]:
@@ -264,14 +317,22 @@ def decode(s: Search, x: list[float]) -> dict[str, float]:
         p, b = f"adversary[{i}].period", f"adversary[{i}].burst"
         vals[b] = min(vals[b], vals[p])  # a burst longer than its period is a constant source
     if s.cross_rate is not None and s.capacity is not None:
-        ids = [i for i, a in enumerate(s.adversaries) if a["kind"] == "bursts"]
-        mean = sum(vals[f"adversary[{i}].rate"] * vals[f"adversary[{i}].burst"] / vals[f"adversary[{i}].period"]
-                   for i in ids)
+        ids = [i for i, a in enumerate(s.adversaries) if a["kind"] in CROSS]
+        mean = sum(mean_rate(s, vals, i) for i in ids)
         cap = s.cross_rate * s.capacity
-        if mean > cap:  # the budget by construction: every burst rate scaled down by the same factor
+        if mean > cap:  # the budget by construction: every source's rate scaled down by the same factor
             for i in ids:
                 vals[f"adversary[{i}].rate"] *= cap / mean
     return {k: float(v) for k, v in vals.items()}
+
+
+def mean_rate(s: Search, vals: dict[str, float], i: int) -> float:
+    """Cross-traffic adversary ``i``'s mean rate (bit/s): a burst source's rate × burst / period, a Poisson
+    source's rate, the transfers' offered load (arrivals × mean size)."""
+    r = vals[f"adversary[{i}].rate"]
+    if s.adversaries[i]["kind"] == "bursts":
+        return r * vals[f"adversary[{i}].burst"] / vals[f"adversary[{i}].period"]
+    return r
 
 
 def trace_text(rates: list[float], duration: float) -> str:
@@ -321,6 +382,10 @@ def scenario_of(s: Search, vals: dict[str, float], trace_dir: Optional[Path] = N
                 if e["stop"] > e["start"]:
                     src.append(e)
                 t += period
+        elif a["kind"] in ("poisson", "transfers"):
+            e = {"kind": a["kind"], **{k: a[k] for k in _PASS[a["kind"]] if k in a}}
+            e.update({n: g(n) for n in _KINDS[a["kind"]]})
+            d.setdefault("traffic", []).append(e)
         elif a["kind"] == "capacity":
             if trace_dir is None:
                 raise ValueError("a capacity adversary needs a folder for its trace files")
