@@ -12,10 +12,12 @@ from cclab.scenario import ScenarioError
 
 def run(**link):
     # One NewReno flow, 100 Mbit/s, 20 ms link delay (50 ms RTT), a 2000-packet buffer and a 434 KB receive
-    # window (300 packets, below the buffer): no queue drop, so every retransmission is a spurious one.
+    # window (300 packets, below the buffer): no queue drop, so every retransmission is a spurious one. On the
+    # papers' transport (dupack, no undo): what reordering does to a sender without RACK; the default
+    # (Linux's) is tested on the same path in tests/test_rack.py.
     b = {"rate": "100Mbps", "buffer": 2000, "delay": "20ms", **link}
     d = {"name": "impair", "duration": "20s", "seed": 1, "measure": ["5s", "20s"],
-         "transport": {"receive_window": "434KB"}, "topology": {"kind": "dumbbell", "bottleneck": b},
+         "transport": {"profile": "paper", "receive_window": "434KB"}, "topology": {"kind": "dumbbell", "bottleneck": b},
          "flows": [{"cc": "newreno", "rtt": "50ms"}]}
     s = cclab.run(d, progress=False, plots=False).summary
     return s["flows"][0], s["links"][0]
@@ -42,10 +44,11 @@ def test_reordering_within_three_packets_causes_no_spurious_recovery():
 
 
 def test_deeper_reordering_triggers_spurious_fast_retransmits():
-    # Known limitation, measured (docs/scenario.md "Jitter, reordering, duplication"): the transport has no
-    # RACK reordering window and no DSACK undo yet, so reordering deeper than three packets is taken for
-    # loss. ±0.2 ms: 11 spurious recoveries, 15.6 Mbit/s; ±10 ms: 62, 1.5 Mbit/s; netem reorder 1 %: 12
-    # recoveries, 194 retransmissions, 13.5 Mbit/s. Linux would undo most of these (DSACK, RACK-TLP).
+    # Measured (docs/scenario.md "Jitter, reordering, duplication"): the papers' transport has no RACK
+    # reordering window and no D-SACK undo, so reordering deeper than three packets is taken for loss.
+    # ±0.2 ms: 11 spurious recoveries, 15.6 Mbit/s; ±10 ms: 62, 1.5 Mbit/s; netem reorder 1 %: 12
+    # recoveries, 194 retransmissions, 13.5 Mbit/s. The default, Linux's sender, undoes them (RACK-TLP,
+    # D-SACK: tests/test_rack.py).
     for link in ({"jitter": "0.2ms", "jitter_reorder": True}, {"reorder": 0.01}):
         f, lk = run(**link)
         assert lk["drops"] == 0 and f["fast_recoveries"] >= 5 and f["goodput_bps"] < 30e6, (link, f)

@@ -19,7 +19,8 @@ def clean_run(transport):
         "name": "receiver",
         "duration": f"{DURATION_S}s",
         "seed": 1,
-        "transport": {"receive_window": "400KB", **transport},
+        # The papers' transport (per-packet receiver, dupack, no D-SACK) with the settings under test.
+        "transport": {"profile": "paper", "receive_window": "400KB", **transport},
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP"}},
         "flows": [{"cc": "cubic", "rtt": "40ms"}],
     }
@@ -84,7 +85,7 @@ def test_dsack_reports_the_network_duplicates_to_the_sender():
             "name": "dup",
             "duration": "10s",
             "seed": 1,
-            "transport": transport,
+            "transport": {"profile": "paper", **transport},  # dsack alone, on the papers' transport
             "topology": {
                 "kind": "dumbbell",
                 "bottleneck": {"rate": "50Mbps", "buffer": "BDP", "delay": "5ms", "duplicate": 0.01},

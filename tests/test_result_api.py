@@ -216,4 +216,4 @@ def test_default_scenario_comment_states_what_it_gives():
     quoted = float(re.search(r"\((\d\.\d+)x with seed 1", text)[1])
     res = cclab.run(ROOT / "scenarios" / "default.toml", progress=False, plots=False)
     g = {f["rtt"]: f["goodput_bps"] for f in res.summary["flows"]}
-    assert g[0.04] / g[0.08] == pytest.approx(quoted, abs=0.005)  # measured 1.8076
+    assert g[0.04] / g[0.08] == pytest.approx(quoted, abs=0.005)  # measured 1.5690 (1.8076 before the Linux default)

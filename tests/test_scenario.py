@@ -85,9 +85,13 @@ def test_toml_roundtrip_of_shipped_scenarios():
 def test_transport_defaults_and_per_flow_override(base):
     base["flows"].append({"cc": "newreno", "rtt": "40ms", "transport": {"delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": False}})
     f0, f1 = cclab.Scenario.from_dict(base).to_spec()["flows"]
+    # The Linux profile (docs/scenario.md "Transport profiles"); with sack = false and delayed ACKs set the
+    # flow falls back to dupack, no D-SACK and the per-packet receiver, and keeps undo.
     assert f0["transport"] == {"mss": 1448, "packet_size": 1500, "initial_cwnd": 10.0, "delayed_ack": 1,
-                               "delack_timeout": 0.2, "min_rto": 0.2, "sack": True, "ecn": False}
-    assert f1["transport"] == dict(f0["transport"], delayed_ack=2, delack_timeout=0.04, sack=False)
+                               "delack_timeout": 0.2, "min_rto": 0.2, "sack": True, "ecn": False,
+                               "loss_detection": "rack", "undo": True, "dsack": True, "receiver": "linux"}
+    era = {k: v for k, v in f0["transport"].items() if k not in ("loss_detection", "undo", "dsack", "receiver")}
+    assert f1["transport"] == dict(era, delayed_ack=2, delack_timeout=0.04, sack=False, undo=True)
 
 
 def test_count_start_stop_size_pass_through(base):

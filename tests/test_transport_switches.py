@@ -1,5 +1,6 @@
 """The transport switches that bring the simulator's sender closer to Linux (`[transport]` prr, rto_undo,
-hystart, cwnd_validation; all off by default): what each changes, end to end, with numbers. Their rules are
+hystart, cwnd_validation; all off by default): what each changes, end to end, with numbers, each on the
+papers' transport (`profile = "paper"`: dupack, per-packet ACKs, no undo, no D-SACK) so it is seen alone. Their rules are
 tested with scripted packet sequences in Rust (crates/cclab-transport/src/{prr,sender}.rs,
 crates/cclab-cc/src/hystart.rs)."""
 import statistics
@@ -9,7 +10,7 @@ import cclab
 
 def run(transport, flows, rate="100Mbps", buffer="BDP", duration="10s", seed=1, bottleneck=None,
         measure=None):
-    d = {"name": "switches", "duration": duration, "seed": seed, "transport": transport,
+    d = {"name": "switches", "duration": duration, "seed": seed, "transport": {"profile": "paper", **transport},
          "topology": {"kind": "dumbbell", "bottleneck": {"rate": rate, "buffer": buffer, **(bottleneck or {})}},
          "flows": flows, **({"measure": measure} if measure else {})}
     return cclab.run(d, progress=False, plots=False)

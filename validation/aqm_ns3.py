@@ -39,7 +39,7 @@ def ns3(binary: str, rtts: list[int], queue: str, seed: int, duration: float) ->
 def ours(rtts: list[int], queue: str, seed: int, duration: float) -> dict:
     flows = [{"cc": "newreno", "rtt": f"{r}ms", "start": ["0s", "2s"]} for r in rtts]
     sc = {"name": "codel-vs-ns3", "duration": f"{duration}s", "seed": seed, "measure": ["10s", f"{duration}s"],
-          "transport": {"mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
+          "transport": {"profile": "paper", "mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
           "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": 1000, "queue": queue}},
           "flows": flows}
     s = cclab.run(sc, progress=False, plots=False).summary

@@ -87,7 +87,13 @@ def main() -> int:
             for seed in seeds:
                 slug = name.replace(" ", "_").replace("+", "_").replace("/", "-")
                 tr = a.transport if driver != "kernel" else {}
-                extra = "".join(f"_{k}-{v}" for k, v in sorted(tr.items()))
+                # Named by the transport table. Runs without a profile were made on what is now
+                # profile = "paper" (the default until docs/validation.md's "Default transport"): they keep
+                # their names, and runs on today's default are named by it.
+                key = dict(tr) if driver == "kernel" or "profile" in tr else {**tr, "profile": "linux"}
+                if key.get("profile") == "paper":
+                    key.pop("profile")
+                extra = "".join(f"_{k}-{v}" for k, v in sorted(key.items()))
                 path = a.out / f"{slug}_{driver}_{seed}_d{a.duration:g}{extra}.json"
                 if path.exists():
                     s = json.loads(path.read_text())

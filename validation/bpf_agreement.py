@@ -80,7 +80,10 @@ def runs(case: str, driver: str, seeds, a) -> list[dict]:
     ccs, params, buffer = CASES[case]
     out = []
     for seed in seeds:
-        path = a.out / f"{case}_{driver}_{seed}_d{a.duration:g}.json"
+        # Our transport's runs (sim, ours) made since its default became Linux's (docs/validation.md,
+        # "Default transport") are kept apart from those made before.
+        tx = "_linuxtx" if driver in ("ours", "sim") else ""
+        path = a.out / f"{case}_{driver}_{seed}_d{a.duration:g}{tx}.json"
         if path.exists():
             out.append(json.loads(path.read_text()))
             continue

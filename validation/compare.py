@@ -100,7 +100,7 @@ def run_cclab(cc: str, rtts: list[int], duration: float, measure_start: float, s
         "duration": duration,
         "seed": seed,
         "measure": [measure_start, duration],
-        "transport": {"mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
+        "transport": {"profile": "paper", "mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP", "queue": "droptail"}},
         "flows": [{"cc": cc, "count": n, "rtt": f"{r}ms", **({"params": params} if params else {}),
                    **({"start": ["0s", f"{spread}s"]} if spread > 0 else {})}

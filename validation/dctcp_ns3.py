@@ -36,7 +36,7 @@ def ns3(binary: str, n: int, seed: int) -> dict:
 
 def ours(n: int, seed: int) -> dict:
     sc = {"name": "dctcp-vs-ns3", "duration": "10s", "seed": seed, "measure": ["2s", "10s"],
-          "transport": {"mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True,
+          "transport": {"profile": "paper", "mss": "1448B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True,
                         "ecn": True},
           "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": BUFFER, "queue": "droptail",
                                                           "params": {"mark_threshold": K}}},

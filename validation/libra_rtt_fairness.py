@@ -23,6 +23,8 @@ CAPS = [10, 100, 622]
 def run(cc: str, rtts: list[int], cap: int, seed: int, duration: float, params: dict) -> tuple[float, int]:
     d = {"name": "libra-rtt", "duration": f"{duration}s", "seed": seed, "sample_interval": "1s",
          "measure": [f"{duration / 3}s", f"{duration}s"],
+         # The paper's claim on more topologies: on the paper's (ns-2's) transport, as cclab reproduce L1.
+         "transport": {"profile": "paper"},
          "topology": {"kind": "dumbbell", "bottleneck": {"rate": f"{cap}Mbps", "buffer": "BDP"}},
          "flows": [{"cc": cc, "rtt": f"{r}ms", "start": ["0s", "1s"], **({"params": params} if params else {})}
                    for r in rtts]}

@@ -15,6 +15,10 @@ recovery rules on as well (PRR, spurious-RTO undo, and HyStart++ for CUBIC as Li
 with --delayed-ack N (default 2) a fourth time with the receiver ACKing every N packets, as Linux does.
 With --receiver linux, the jittered variants (as is, and with Linux's recovery) run once more with Linux's
 receiver (`[transport] receiver = "linux"`: quick ACKs, then one per two packets, 40 ms timer).
+These variants add Linux's rules one at a time to the papers' transport (`[transport] profile = "paper"`:
+an ACK per packet, dupack loss detection, no undo, no D-SACK), the simulator's default until 2026-11-29;
+the jittered simulator runs once more with cclab's default transport (the "linux" profile: RACK-TLP,
+undo, D-SACK, Linux's receiver; docs/validation.md, "Default transport").
 Prints per dumbbell the per-RTT-group mean goodput with its 95 % CI over seeds, Jain's index, and each
 seed's long-RTT group (these shares are a lottery per run, so distributions are compared, not runs).
 Results are kept as JSON in `--out`: an interrupted run resumes.
@@ -53,11 +57,12 @@ def scenario(cc: str, duration: float, measure: float, seed: int, dumbbell: str 
         "seed": seed,
         "measure": [f"{measure:g}s", f"{duration:g}s"],
         "topology": {"kind": "dumbbell", "bottleneck": bottleneck},
-        # Linux's recovery (PRR, spurious-RTO undo) and, for CUBIC, its slow-start exit (HyStart; ours is
-        # HyStart++).
-        "transport": {**({"prr": True, "rto_undo": True, "hystart": cc == "cubic"} if linux else {}),
-                      **({"delayed_ack": delayed_ack} if delayed_ack > 1 else {}),
-                      **({"receiver": receiver} if receiver != "per_packet" else {})},
+        # rx "default": cclab's default transport as is. Otherwise the papers' transport, plus Linux's
+        # recovery (PRR, spurious-RTO undo) and, for CUBIC, its slow-start exit (HyStart; ours is HyStart++).
+        "transport": {} if receiver == "default" else {
+            "profile": "paper", **({"prr": True, "rto_undo": True, "hystart": cc == "cubic"} if linux else {}),
+            **({"delayed_ack": delayed_ack} if delayed_ack > 1 else {}),
+            **({"receiver": receiver} if receiver != "per_packet" else {})},
         "flows": [{"cc": cc, "count": 2, "rtt": f"{short}ms", **start},
                   {"cc": cc, "count": 2, "rtt": f"{long_}ms", **start}],
     }
@@ -99,6 +104,7 @@ def main() -> int:
     variants += [("sim", cc, 0.0, False, 1, "per_packet") for cc in sims]
     if a.jitter > 0:
         variants += [("sim", cc, a.jitter, False, 1, "per_packet") for cc in sims]
+        variants += [("sim", cc, a.jitter, False, 1, "default") for cc in sims]
         if a.receiver != "per_packet":
             variants += [("sim", cc, a.jitter, False, 1, a.receiver) for cc in sims]
     if a.linux_recovery:
@@ -134,7 +140,8 @@ def main() -> int:
             (ms, _, _, hs), (ml, _, _, hl), (mj, _, _, hj) = spread(shorts), spread(longs), spread(jains)
             label = kind if jit == 0 else (f"sim, jitter {jit:g} ms" + (", Linux recovery" if linux else "")
                                            + (f", delayed ACK {dack}" if dack > 1 else "")
-                                           + (f", {rx} receiver" if rx != "per_packet" else ""))
+                                           + (", default transport" if rx == "default" else
+                                              f", {rx} receiver" if rx != "per_packet" else ""))
             print(f"| {db} | {label} | {cc} | {ms:.2f} ± {hs:.2f} | {ml:.2f} ± {hl:.2f} | {mj:.3f} ± {hj:.3f} | "
                   f"{', '.join(f'{x:.1f}' for x in longs)} |", flush=True)
     return 0

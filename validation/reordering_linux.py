@@ -22,8 +22,9 @@ RTT on the bottleneck (the jitter and `reorder` need a link delay to act on), ov
 - `clean-200`: the same link unimpaired with its 200-packet buffer (BBR only: Linux's BBR keeps that
   buffer full on the impaired paths, and this tells whether the impairment is why).
 
-Drivers: `sim-old` (the simulator with the transport's defaults: dupack loss detection, a per-packet
-receiver, no D-SACK, no undo), `sim-linux` (loss_detection = rack, undo, dsack, receiver = linux), seeds
+Drivers: `sim-old` (the simulator with the papers' transport, `profile = "paper"`, its default until this
+table made Linux's the default: dupack loss detection, a per-packet receiver, no D-SACK, no undo),
+`sim-linux` (loss_detection = rack, undo, dsack, receiver = linux: today's default, written out), seeds
 --seeds (and the variants in VARIANTS, between the two); `kernel` (kernel:reno / kernel:cubic / kernel:bbr through the emulator) and `ours-real` (our
 transport with the Linux-like settings through the emulator), --real-runs. Per path, algorithm and
 driver: goodput (Mbit/s), retransmissions in the window, and spurious retransmissions in the window
@@ -51,7 +52,7 @@ from cclab.stats import spread
 HERE = Path(__file__).resolve().parent
 
 ALGOS = {"reno": ("newreno", "kernel:reno"), "cubic": ("cubic", "kernel:cubic"), "bbr": ("bbr", "kernel:bbr")}
-OLD: dict = {}  # the transport's defaults
+OLD: dict = {"profile": "paper"}  # the transport before Linux's became the default
 LINUX = {"loss_detection": "rack", "undo": True, "dsack": True, "receiver": "linux"}
 DRIVERS = ("sim-old", "sim-linux", "kernel", "ours-real")
 # Simulator variants between the two, one setting at a time (--drivers sim-rack,...): which of the four

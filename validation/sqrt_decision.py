@@ -25,7 +25,7 @@ def scenario(seed: int, alpha: float, beta: float, queue: str) -> dict:
     pair = {"rtt": "80ms", "count": 2, "start": ["0s", "2s"]}
     return {"name": "sqrt-decision", "duration": "150s", "seed": seed, "measure": ["30s", "150s"],
             "packet_size": "1000B",
-            "transport": {"mss": "960B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
+            "transport": {"profile": "paper", "mss": "960B", "initial_cwnd": 10, "delayed_ack": 1, "min_rto": "200ms", "sack": True},
             "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "buffer": "BDP", "queue": queue}},
             "flows": [{"cc": "newreno", **pair},
                       {"cc": "sqrt", "params": {"alpha": alpha, "beta": beta}, **pair},

@@ -280,21 +280,30 @@ class Transport(_Model):
     rto_undo: bool = False
     """Detect spurious retransmission timeouts by timestamps (RFC 3522) and undo their window reduction, as
     Linux does (F-RTO); off: every RTO's reduction stands."""
-    loss_detection: Literal["dupack", "rack"] = "dupack"
+    profile: Literal["linux", "paper"] = "linux"
+    """The defaults of the four settings below: "linux" (RACK-TLP, undo, D-SACK, Linux's receiver: what Linux
+    runs, and what the simulator agrees with Linux best with, docs/validation.md "Default transport") or
+    "paper" (dupack loss detection, no undo, no D-SACK, an ACK per packet: the transport of the ns-2/ns-3
+    simulations the papers' figures come from; the shipped paper scenarios and ``cclab reproduce`` use it).
+    A setting written out wins over its profile's default."""
+    loss_detection: Optional[Literal["dupack", "rack"]] = None
     """How lost packets are found: "dupack" (RFC 6675: three packets SACKed above a hole) or "rack" (RACK-TLP,
     RFC 8985, as Linux runs it: by time, with a reordering window that widens when the path reorders, and tail
-    loss probes). Needs ``sack``."""
-    receiver: Literal["per_packet", "linux"] = "per_packet"
+    loss probes). Needs ``sack``. Unset: the profile's ("rack"; "dupack" with ``sack = false`` or
+    ``profile = "paper"``)."""
+    receiver: Optional[Literal["per_packet", "linux"]] = None
     """When the receiver ACKs: "per_packet" (an ACK every ``delayed_ack`` in-order packets, ``delayed_ack_timeout``
     timer) or "linux" (Linux's receiver: one ACK per packet for the first 16, then one per two packets with a 40 ms
     timer; at once for out-of-order data, duplicates and filled holes; ``delayed_ack`` and its timeout do not
-    apply)."""
-    dsack: bool = False
+    apply). Unset: the profile's ("linux"; "per_packet" when ``delayed_ack`` or ``delayed_ack_timeout`` is set
+    away from its default, or with ``profile = "paper"``)."""
+    dsack: Optional[bool] = None
     """The receiver reports a packet that arrives twice in a D-SACK block (RFC 2883), as Linux does; needs
-    ``sack``."""
-    undo: bool = False
+    ``sack``. Unset: the profile's (true; false with ``sack = false`` or ``profile = "paper"``)."""
+    undo: Optional[bool] = None
     """Undo window reductions shown spurious, as Linux does: a fast recovery whose retransmissions all come back
-    D-SACKed or whose hole the original filled (timestamps), an RTO likewise or by F-RTO; includes ``rto_undo``."""
+    D-SACKed or whose hole the original filled (timestamps), an RTO likewise or by F-RTO; includes ``rto_undo``.
+    Unset: the profile's (true; false with ``profile = "paper"``)."""
     # The receiver's advertised window (bytes; None: unlimited). TCP-Madison's D3 capped Reno at 172 KB.
     receive_window: Optional[Quantity] = None
 
@@ -1077,24 +1086,33 @@ class _Resolver:
             out["cwnd_validation"] = True
         if t.tlp:
             out["tlp"] = True
-        if t.loss_detection == "rack":
+        # The profile's defaults for what the scenario leaves unset. Linux's needs SACK for RACK and D-SACK,
+        # and its receiver replaces delayed_ack and its timer: with sack = false, or delayed ACKs set, those
+        # quietly fall back to dupack / no D-SACK / the per-packet receiver (the user asked for that
+        # transport); written out, they are checked below.
+        linux = t.profile == "linux"
+        delack_given = [k for k, v in (("delayed_ack", t.delayed_ack != 1),
+                                       ("delayed_ack_timeout", parse_time(t.delayed_ack_timeout) != 0.2)) if v]
+        loss_detection = t.loss_detection or ("rack" if linux and t.sack else "dupack")
+        receiver = t.receiver or ("linux" if linux and not delack_given else "per_packet")
+        dsack = t.dsack if t.dsack is not None else (linux and t.sack)
+        undo = t.undo if t.undo is not None else linux
+        if loss_detection == "rack":
             if not t.sack:
                 self.err(at("loss_detection"), 'must be "dupack" when sack = false (RACK finds losses from SACK '
                          'blocks), got "rack"')
                 return None
             out["loss_detection"] = "rack"
-        if t.undo:
+        if undo:
             out["undo"] = True
-        if t.receiver == "linux":
+        if receiver == "linux":
             # Set away from their defaults (the resolver sees values, not which keys were written).
-            given = [k for k, v in (("delayed_ack", t.delayed_ack != 1),
-                                    ("delayed_ack_timeout", parse_time(t.delayed_ack_timeout) != 0.2)) if v]
-            if given:
-                self.err(at(given[0]), 'applies to receiver = "per_packet" only (receiver = "linux" ACKs every second '
-                         f'packet with a 40 ms timer): leave it out, got {json.dumps(data[given[0]])}')
+            if delack_given:
+                self.err(at(delack_given[0]), 'applies to receiver = "per_packet" only (receiver = "linux" ACKs '
+                         f'every second packet with a 40 ms timer): leave it out, got {json.dumps(data[delack_given[0]])}')
                 return None
             out["receiver"] = "linux"
-        if t.dsack:
+        if dsack:
             if not t.sack:
                 self.err(at("dsack"), "must be false when sack = false (a D-SACK block is a SACK block), got true")
                 return None

@@ -30,7 +30,8 @@ KEY_NAMES = ["duration", "seed", "rate", "delay", "rtt", "buffer", "queue", "cc"
              "loss", "name", "measure", "sample_interval", "packet_size", "min_rto", "mss", "initial_cwnd",
              "delayed_ack", "max_window", "receive_window", "links", "nodes", "path", "kind", "unknown_key",
              "trace", "jitter", "jitter_distribution", "jitter_reorder", "reorder", "duplicate",
-             "prr", "rto_undo", "tlp", "hystart", "cwnd_validation"]
+             "prr", "rto_undo", "tlp", "hystart", "cwnd_validation", "profile", "receiver", "dsack",
+             "loss_detection", "undo"]
 
 
 def base_scenarios() -> list[dict]:
@@ -193,6 +194,14 @@ def param_cases(seed: int, n: int) -> Iterator[dict]:
                           "sack": rng.random() < 0.5, "ecn": rng.random() < 0.3,
                           # the Linux-like switches, in every combination over the campaign; drawn from their
                           # own stream so that the other draws (and so the cases that validate) stay as they were
-                          **{k: sw.random() < 0.5 for k in ("prr", "rto_undo", "tlp", "hystart", "cwnd_validation")}},
+                          **{k: sw.random() < 0.5 for k in ("prr", "rto_undo", "tlp", "hystart", "cwnd_validation")},
+                          # the transport profile and the four keys it defaults, each unset a third of the time (the
+                          # profile's, or its quiet fallback with sack = false or delayed ACKs) or written out
+                          # (rack without sack, or the Linux receiver with delayed_ack > 1, is refused)
+                          **{k: v for k, v in (("profile", sw.choice([None, "linux", "paper"])),
+                                               ("receiver", sw.choice([None, "per_packet", "linux"])),
+                                               ("loss_detection", sw.choice([None, "dupack", "rack"])),
+                                               ("dsack", sw.choice([None, False, True])),
+                                               ("undo", sw.choice([None, False, True]))) if v is not None}},
             "limits": {"max_events": 5e6},
         }

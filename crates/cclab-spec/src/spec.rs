@@ -154,7 +154,7 @@ pub struct TransportSpec {
     pub dsack: bool,
 }
 
-/// `[transport] receiver`.
+/// `[transport] receiver` (left out of a spec: `per_packet`; the scenario file's default is `linux`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiverKind {
@@ -167,7 +167,7 @@ fn is_per_packet(r: &ReceiverKind) -> bool {
     *r == ReceiverKind::PerPacket
 }
 
-/// `[transport] loss_detection`.
+/// `[transport] loss_detection` (left out of a spec: `dupack`; the scenario file's default is `rack`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossDetectionKind {
@@ -185,8 +185,12 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Default for TransportSpec {
-    /// The scenario file's defaults (docs/scenario.md `[transport]`): 1448-byte MSS in 1500-byte
-    /// packets, initial window 10, an ACK per packet, 200 ms delayed-ACK timer and minimum RTO, SACK on.
+    /// What a spec that leaves a key out gets: 1448-byte MSS in 1500-byte packets, initial window 10,
+    /// an ACK per packet, 200 ms delayed-ACK timer and minimum RTO, SACK on, and every switch off
+    /// (dupack loss detection, no undo, no D-SACK): the scenario file's `profile = "paper"`. The
+    /// scenario file's default profile, "linux", is resolved by the Python front end, which writes
+    /// `loss_detection`, `undo`, `dsack` and `receiver` into the spec (docs/scenario.md, "Transport
+    /// profiles"); a key left out keeps its meaning, so specs stored before that default still replay.
     fn default() -> Self {
         TransportSpec {
             mss: 1448,

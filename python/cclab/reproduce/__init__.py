@@ -180,6 +180,16 @@ def all_flows_as(cc: str, params: Optional[dict] = None) -> Callable[[dict], dic
     return change
 
 
+def paper_transport(d: dict) -> dict:
+    """``d`` on the papers' transport unless it names a profile: ``[transport] profile = "paper"`` (an ACK
+    per packet, dupack loss detection, no undo, no D-SACK), as in the ns-2/ns-3 simulations the papers'
+    figures come from. Every run of every experiment passes here (:func:`_jobs`), so a reproduction keeps its
+    numbers under cclab's Linux-like default transport even if its scenario file or a variant does not say
+    so; settings the scenario writes out (``receiver``, ``loss_detection``, …) still win over the profile."""
+    d.setdefault("transport", {}).setdefault("profile", "paper")
+    return d
+
+
 def scenario_dict(name: str) -> dict:
     """A scenario file shipped with cclab, as the dict ``cclab.run`` takes."""
     return tomllib.loads(resources.files("cclab").joinpath("scenarios", name).read_text())
@@ -321,7 +331,7 @@ def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] 
     out_jobs = []
     for name, change in e.variants.items():
         for seed in seeds:
-            d = change(json.loads(json.dumps(base)))
+            d = paper_transport(change(json.loads(json.dumps(base))))
             d["seed"] = seed
             # Always named by seed: an experiment's seed set can grow (sequential seeds).
             out_jobs.append((d, Path(out) / f"{name}-seed{seed}"))
