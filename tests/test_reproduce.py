@@ -16,7 +16,7 @@ from cclab.reproduce import window
 
 # Every experiment of docs/experiments.md, in the papers' order.
 CANON = ["F1", "F2", "F3", "F4", "M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9",
-         "L1", "L2", "L3", "L4", "L5", "L6", "D1", "D2", "D3", "D4"]
+         "L1", "L2", "L3", "L4", "L5", "L6", "D1", "D2", "D3", "D4", "D5", "D6", "D7"]
 HEAVY = {"L4"}  # 100 flows at 622 Mbit/s: minutes even in quick mode
 
 

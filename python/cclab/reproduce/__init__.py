@@ -195,8 +195,8 @@ def scenario_dict(name: str) -> dict:
     return tomllib.loads(resources.files("cclab").joinpath("scenarios", name).read_text())
 
 
-# One module per paper, in docs/experiments.md's order.
-PAPERS = ("fast", "maxnet", "binomial", "libra", "madison")
+# One module per paper, in docs/experiments.md's order (Madison's in three: D1-D2, D3-D4, D5-D7).
+PAPERS = ("fast", "maxnet", "binomial", "libra", "madison", "madison_figs")
 
 
 def experiments() -> dict[str, Experiment]:
