@@ -54,9 +54,13 @@ def test_scavengers_yield_to_reno(cc, params):
 def test_scavengers_use_an_empty_link():
     # Alone, LEDBAT fills the link and holds the queue at its target (25 ms target: mean queueing delay
     # 25.7-25.8 ms, utilisation 1.000); TCP-LP backs off at a 15 % rise of its delay range, so it leaves some
-    # capacity unused (utilisation 0.843) but keeps the queue short (3.8 ms, NewReno 56 ms).
+    # capacity unused but keeps the queue short (seeds 1-3: utilisation 0.707-0.713, 3.4 ms; NewReno 56 ms).
+    # With an ACK per packet (profile = "paper") 0.843-0.849 and 3.8 ms: with Linux's receiver, the default,
+    # the cuts are as many (seed 1: 4 in 60 s) but one more early indication falls inside the inference
+    # time (seed 1 at 44.07 s: 102 -> 1 packet, as tcp_lp.c does) and the window regrows from one packet
+    # for ~15 s (why Linux's receiver provokes it was not traced further). Bound 0.65: under every seed's.
     for s in SEEDS:
         led = run(["ledbat"], s, params={"target": 0.025})["links"][0]
         assert led["utilization"] > 0.99 and led["mean_queue_delay_s"] == pytest.approx(0.025, rel=0.1)
     lp = run(["lp"])["links"][0]
-    assert lp["utilization"] > 0.8 and lp["mean_queue_delay_s"] < 0.01
+    assert lp["utilization"] > 0.65 and lp["mean_queue_delay_s"] < 0.01

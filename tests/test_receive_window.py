@@ -7,7 +7,10 @@ from cclab.scenario import ScenarioError
 
 
 def scenario(rw, cc="cubic"):
-    return {"name": "rw", "duration": "20s", "measure": ["5s", "20s"],
+    # An ACK per packet: one window per round trip holds when every packet's ACK goes at once. With Linux's
+    # receiver, the default, CUBIC and NewReno still deliver 10 packets per mean RTT (1.029 Mbit/s), Libra
+    # 0.996 against 1.030 (-3.4 %, its 10 packets go out in uneven groups, acknowledged in pairs).
+    return {"name": "rw", "duration": "20s", "measure": ["5s", "20s"], "transport": {"receiver": "per_packet"},
             "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "buffer": "BDP"}},
             "flows": [{"cc": cc, "rtt": "100ms", "transport": {"receive_window": rw}},
                       {"cc": "newreno", "rtt": "100ms"}]}

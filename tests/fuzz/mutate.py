@@ -165,6 +165,21 @@ def _allowed(kind: str, name: str) -> list[str]:
     return []
 
 
+def _profile_keys(sw: random.Random, t: dict) -> dict:
+    """``t`` with the transport profile and the four keys it defaults (receiver, loss_detection, dsack,
+    undo), each left unset (the profile's, or its quiet fallback with sack = false or delayed ACKs) or
+    written out, from the switches' own stream. Only combinations that validate: RACK and D-SACK written
+    out without SACK, or the Linux receiver with delayed ACKs, are refused by name (tests/test_rack.py,
+    tests/test_receiver_profiles.py), and here they would only shrink the share of cases that run."""
+    t = dict(t)
+    t["profile"] = sw.choice([None, "linux", "paper"])
+    t["receiver"] = sw.choice([None, "per_packet"] + (["linux"] if t["delayed_ack"] == 1 else []))
+    t["loss_detection"] = sw.choice([None, "dupack"] + (["rack"] if t["sack"] else []))
+    t["dsack"] = sw.choice([None, False] + ([True] if t["sack"] else []))
+    t["undo"] = sw.choice([None, False, True])
+    return {k: v for k, v in t.items() if v is not None}
+
+
 def param_cases(seed: int, n: int) -> Iterator[dict]:
     """n short dumbbell scenarios with random algorithm and queue parameters (extreme values included),
     random transports and links: the algorithms' and queues' own checks and their behaviour at the edges."""
@@ -190,18 +205,11 @@ def param_cases(seed: int, n: int) -> Iterator[dict]:
                                         "duplicate": rng.choice([0, 0.01, 1])}},
             "flows": [{"cc": cc, "rtt": rng.choice(["1ms", "40ms", "1s"]), "params": fp, "count": rng.choice([1, 3]),
                        "start": ["0s", "0.2s"]}],
-            "transport": {"delayed_ack": rng.choice([1, 2, 64]), "initial_cwnd": rng.choice([1, 10, 1000]),
-                          "sack": rng.random() < 0.5, "ecn": rng.random() < 0.3,
-                          # the Linux-like switches, in every combination over the campaign; drawn from their
-                          # own stream so that the other draws (and so the cases that validate) stay as they were
-                          **{k: sw.random() < 0.5 for k in ("prr", "rto_undo", "tlp", "hystart", "cwnd_validation")},
-                          # the transport profile and the four keys it defaults, each unset a third of the time (the
-                          # profile's, or its quiet fallback with sack = false or delayed ACKs) or written out
-                          # (rack without sack, or the Linux receiver with delayed_ack > 1, is refused)
-                          **{k: v for k, v in (("profile", sw.choice([None, "linux", "paper"])),
-                                               ("receiver", sw.choice([None, "per_packet", "linux"])),
-                                               ("loss_detection", sw.choice([None, "dupack", "rack"])),
-                                               ("dsack", sw.choice([None, False, True])),
-                                               ("undo", sw.choice([None, False, True]))) if v is not None}},
+            "transport": _profile_keys(sw, {
+                "delayed_ack": rng.choice([1, 2, 64]), "initial_cwnd": rng.choice([1, 10, 1000]),
+                "sack": rng.random() < 0.5, "ecn": rng.random() < 0.3,
+                # the Linux-like switches, in every combination over the campaign; drawn from their own
+                # stream so that the other draws (and so the cases that validate) stay as they were
+                **{k: sw.random() < 0.5 for k in ("prr", "rto_undo", "tlp", "hystart", "cwnd_validation")}}),
             "limits": {"max_events": 5e6},
         }
