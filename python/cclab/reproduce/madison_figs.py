@@ -400,7 +400,8 @@ def d7_explain(res: Runs, claims: list[Claim]) -> str:
         elif c.claim.startswith("Madison's throughput fluctuates"):
             notes.append(
                 f"**{c.claim}** ({c.measured}). (a) Paper-exact: both buffers of Fig. 7 on the same load. (b) "
-                "Mechanism: Madison's 1 s goodput varies about as much with either buffer (its rate is set by "
+                f"Mechanism: Madison's 1 s goodput varies with a CoV of {ci(per_seed(m, _new_cov), '{:.3f}')} at "
+                f"140 KB and {ci(per_seed(res[d7_key('madison', True)], _new_cov), '{:.3f}')} at 1320 KB (its rate is set by "
                 "eq. (14) every 200 ms from the queue it measures, and the Poisson load varies the same way); the "
                 "paper attributes the larger fluctuations to \"greater fluctuations in the bottleneck queue "
                 "length\" of its live path's cross traffic, which steady Poisson traffic does not have. (c) Not "
