@@ -297,7 +297,7 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
               scheduler: Optional[str], seeds_arg: Optional[str], max_seeds: Optional[int]) -> None:
     """Run a paper's headline experiment and print its claims beside our measurements.
 
-    EXPERIMENTS are ids from docs/experiments.md (F1-F4, M1-M8, B1-B9, L1-L6, D1-D4) or `all`; none lists
+    EXPERIMENTS are ids from docs/experiments.md (F1-F4, M1-M8, B1-B9, L1-L6, D1-D7) or `all`; none lists
     them. `cclab report OUT` then builds the HTML report from what this wrote.
     A claim that does not hold is a finding, not an error: the exit code is 0 once the runs are done."""
     from . import reproduce as rp
