@@ -9,6 +9,7 @@ in full by the outputs (cclab.search.outputs).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -50,6 +51,25 @@ def run_all(tasks: list[executor.Task], workers: int, scheduler: Optional[str],
     return errors
 
 
+def _intact(final: Path) -> bool:
+    """A candidate's run is finished when its folder holds a summary.json that reads back: one damaged since
+    (truncated, edited, replaced by a FIFO) is redone, not kept failing the search on every rerun."""
+    from ..results import load_summary
+
+    if not final.is_dir():
+        return False
+    try:
+        load_summary(final / "summary.json")
+    except ScenarioError:
+        return False
+    return True
+
+
+def _task(p: runs.Point, out: Path) -> executor.Task:
+    """Point ``p``'s run (its summary only) as a task of the shared executor, a damaged one redone."""
+    return dataclasses.replace(runs.task(p, out, light=True), finished=_intact)
+
+
 def _value(out: Path, p: runs.Point, metric: str, errors: dict[str, str], what: str) -> Optional[float]:
     from ..results import load_summary
 
@@ -80,7 +100,7 @@ def _evaluate(s: Search, xs: list[list[float]], out: Path, workers: int, on_run:
             invalid = str(e).replace("\n", "; ")
         pts = [] if invalid else [runs.point(scen, seed, vals) for seed in s.seeds]
         cands.append((x, vals, pts, invalid))
-        tasks += [runs.task(p, out, light=True) for p in pts]
+        tasks += [_task(p, out) for p in pts]
     errors = run_all(tasks, workers, scheduler, on_run)
     recs = []
     for x, vals, pts, invalid in cands:
@@ -163,7 +183,7 @@ def expected_runs(s: Search) -> int:
 def baseline(s: Search, out: Path, workers: int, scheduler: Optional[str]) -> Optional[float]:
     """The objective of the base scenario without the adversary (the same seeds, runs of the same kind)."""
     pts = [runs.point(s.base, k) for k in s.seeds]
-    errors = run_all([runs.task(p, out, light=True) for p in pts], workers, scheduler)
+    errors = run_all([_task(p, out) for p in pts], workers, scheduler)
     vals = [_value(out, p, s.metric, errors, "the base scenario (without the adversary)") for p in pts]
     got = [v for v in vals if v is not None]
     return sum(got) / len(got) if got and len(got) == len(vals) else None

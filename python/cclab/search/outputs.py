@@ -115,6 +115,12 @@ def _localise(d: Any, dest: Path, stem: str, n: list[int]) -> Any:
     return d
 
 
+def _shown(path: Path) -> str:
+    """A path for a comment of a written file: one that is not UTF-8 (its undecodable bytes are surrogates, which
+    cannot be written as UTF-8) with those bytes as \\x escapes."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def write_scenario(s: Search, rec: dict, path: Path, out: Path, header: str) -> Path:
     """Candidate ``rec`` as an ordinary scenario file at ``path`` (with the first of its seeds), its traces
     beside it; `cclab run path` makes the candidate's first run again, to the digit."""
@@ -163,7 +169,7 @@ def write_outputs(s: Search, search_file: Path, out: Path, by_method: dict[str, 
     note = (f"# {s.metric} = {best['objective']!r} (mean over seeds {best['seeds']}); `cclab run` reproduces run "
             f"{best['runs'][0] if best['runs'] else '(none)'}.\n")
     write_scenario(s, best, out / "best.toml", out,
-                   f"# The best candidate of `cclab search {search_file}` ({best['method']}, evaluation {best['n']}):\n"
+                   f"# The best candidate of `cclab search {_shown(search_file)}` ({best['method']}, evaluation {best['n']}):\n"
                    + note)
     top = top_table(s, allrecs)
     top.to_csv(out / "top.csv", index=False)
@@ -173,7 +179,7 @@ def write_outputs(s: Search, search_file: Path, out: Path, by_method: dict[str, 
         r = dict(zip(top.columns, row))
         rec = next(x for x in allrecs if x["method"] == r["method"] and x["n"] == r["evaluation"])
         write_scenario(s, rec, out / "top" / f"{i}.toml", out,
-                       f"# Candidate {i} of the top table of `cclab search {search_file}`: {s.metric} = "
+                       f"# Candidate {i} of the top table of `cclab search {_shown(search_file)}`: {s.metric} = "
                        f"{rec['objective']!r}\n")
     convergence(s, by_method, base, out / "convergence.png")
     summary = {"baseline": base, "best": best, "metric": s.metric, "goal": s.goal,

@@ -52,6 +52,8 @@ _PASS = {"bursts": ("packet_size",), "poisson": ("start", "stop", "packet_size")
 _OPTIONAL = {"bursts": {"start", "packet_size"}, "loss": {"key"}, "delay": {"key"}, "jitter": {"key"},
              "capacity": {"key", "segments"}, "poisson": set(_PASS["poisson"]), "transfers": set(_PASS["transfers"])}
 MAX_SEGMENTS = 100  # capacity segments of one adversary: each is a coordinate of the search
+# Opportunities of one capacity trace: written in Python for every candidate (~20 bytes and ~1 µs each).
+MAX_TRACE_LINES = 1_000_000
 
 
 class RunFailed(Exception):
@@ -123,7 +125,7 @@ def _apply_sets(base: dict, sets: list[tuple[str, Any]]) -> None:
         try:
             runs.set_key(base, key, value)
         except KeyError as e:
-            raise _err(f"--set {key}", e.args[0]) from None
+            raise _err(f"--set {key if len(key) <= 200 else units.show_value(key)}", e.args[0]) from None
 
 
 def parse_set(text: str) -> tuple[str, Any]:
@@ -196,7 +198,7 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
                     raise _err(f"{where}.period", "must be > 0")
                 dur = units.parse_time(base.get("duration", 0))
                 if dur / lo > MAX_BURSTS:
-                    raise _err(f"{where}.period", f"{dur / lo:,.0f} bursts in the run at the shortest period; at "
+                    raise _err(f"{where}.period", f"{dur / lo:,.3g} bursts in the run at the shortest period; at "
                                                   f"most {MAX_BURSTS:,}")
             if kind in CROSS and name in ("rate", "mean_size") and lo <= 0:
                 raise _err(f"{where}.{name}", "must be > 0")
@@ -215,6 +217,7 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
             dims.append(Dim(i, name, lo, hi))
         if "key" in a and not isinstance(a["key"], str):
             raise _err(f"{where}.key", "must be a path in the scenario, e.g. \"topology.bottleneck.loss\"")
+        _check_target(where, a, base, dims)
         if kind in ("poisson", "transfers"):
             _check_source(where, i, a, base)
     cross = any(a["kind"] in CROSS for a in advs)
@@ -235,6 +238,9 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
     if not isinstance(metric, str) or not metric.strip():
         raise _err("objective.metric", "is required: a path in summary.json such as \"flows[0].goodput_bps\", "
                                        "\"jain\", \"links[0].utilization\", or a ratio \"a / b\"")
+    if any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 or c in "\u2028\u2029" for c in metric):
+        raise _err("objective.metric", f"must be a path in summary.json of visible characters, got "
+                                       f"{units.show_value(metric)}")
     goal = obj.get("goal", "minimize")
     if goal not in ("minimize", "maximize"):
         raise _err("objective.goal", f"must be \"minimize\" or \"maximize\", got {units.show_value(goal)}")
@@ -260,8 +266,54 @@ def load(path: Path, sets: Optional[list[tuple[str, Any]]] = None) -> Search:
     batch = count("batch", 0, 0, 10_000) or None
     top = count("top", 10, 1, 1000)
     first = int(base.get("seed", 1)) if isinstance(base.get("seed", 1), int) else 1
+    if first + nseeds - 1 >= 2**63:  # the seeds are seed, seed + 1, …: each must be a seed (< 2^63)
+        raise _err("search.seeds", f"{nseeds} seeds from the scenario's seed {first} go beyond the largest seed, "
+                                   "2^63 - 1")
     return Search(base, advs, dims, budget.get("cross_rate"), capacity, metric.strip(), goal, methods, evaluations,
                   seed, list(range(first, first + nseeds)), batch, top, data)
+
+
+def _check_target(where: str, a: dict, base: dict, dims: list[Dim]) -> None:
+    """What a candidate is built from that no scenario rule sees until every candidate is refused: a bursts
+    adversary's ``start``, the scenario ``key`` an adversary sets (a path that is no path, a missing list entry or
+    a table the scenario does not have), and a capacity trace's size (a trace at 100 Gbit/s would be billions of
+    lines). A ScenarioError naming ``adversary[i].<field>``."""
+    kind = a["kind"]
+    if kind == "bursts" and "start" in a:
+        try:
+            t = units.parse_time(a["start"])
+        except (ValueError, TypeError) as e:
+            raise _err(f"{where}.start", str(e)) from None
+        if not (math.isfinite(t) and t >= 0):
+            raise _err(f"{where}.start", f"must be a time >= 0, got {units.show_value(a['start'])}")
+    if kind == "capacity":
+        dur = units.parse_time(base.get("duration", 0))
+        hi = dims[-1].hi  # this adversary's segments are the last coordinates added, all with its bounds
+        lines = hi * dur / (1500 * 8)
+        if lines > MAX_TRACE_LINES:
+            raise _err(f"{where}.rate", f"its high bound makes a trace of {lines:,.3g} opportunities over the run's "
+                                        f"{dur:g} s; at most {MAX_TRACE_LINES:,} (a rate of at most "
+                                        f"{MAX_TRACE_LINES * 12000 / dur / 1e6:,.6g} Mbit/s)")
+    if kind not in _DEFAULT_KEY:
+        return
+    key = a.get("key", _DEFAULT_KEY[kind])
+    target = f"{key}.trace" if kind == "capacity" else key
+    value: Any = "constant-12mbps" if kind == "capacity" else a[kind][0]
+    probe = json.loads(json.dumps(base))
+    try:
+        runs.set_key(probe, target, value)
+        if kind == "capacity":
+            runs.set_key(probe, f"{key}.rate", None)
+            _drop_none(probe)
+    except KeyError as e:
+        raise _err(f"{where}.key", f"{units.show_value(key)} is not a path in the scenario: {e.args[0]}") from None
+    try:
+        Scenario.from_dict(probe)
+    except ScenarioError as err:
+        for f, m in err.errors:  # a table or key the scenario does not have (not a bad value at the low bound)
+            if target.startswith(f + ".") or target.startswith(f + "[") or (f == target and "unknown" in m):
+                raise _err(f"{where}.key", f"{units.show_value(key)} is not a key this adversary can set: {f}: "
+                                           f"{m}") from None
 
 
 def _check_source(where: str, i: int, a: dict, base: dict) -> None:
@@ -425,9 +477,9 @@ def metric_of(summary: dict, metric: str) -> Optional[float]:
     for part in metric.split("."):
         m = runs.STEP.match(part)
         if not m:
-            raise KeyError(f"{part!r} is not a name or name[index]")
+            raise KeyError(f"{units.show_value(part)} is not a name or name[index]")
         if not isinstance(node, dict) or m.group(1) not in node:
-            raise KeyError(f"{m.group(1)!r} is not in the run's summary")
+            raise KeyError(f"{units.show_value(m.group(1))} is not in the run's summary")
         node = node[m.group(1)]
         for idx in (int(i) for i in m.group(2).strip("[]").split("][") if i):
             if not isinstance(node, list) or idx >= len(node):
@@ -436,7 +488,7 @@ def metric_of(summary: dict, metric: str) -> Optional[float]:
     if node is None:
         return None
     if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise KeyError(f"{metric} is not a number in the run's summary")
+        raise KeyError(f"{units.show_value(metric)} is not a number in the run's summary")
     return float(node)
 
 
