@@ -192,9 +192,10 @@ def test_a_worker_without_the_drivers_filesystem_returns_every_run(tmp_path, clu
 
     jobs = rp._jobs("M2", tmp_path / "rp", True, (1, 2))[:2]
     assert rp._run_jobs(jobs, None, cluster.address, lambda n, t: None, 0, len(jobs)) == 2
-    # (Not rp._finished: it also compares the git commit the worker recorded with this process's, and other
-    # commits may land in this checkout between the two processes' start.)
     assert all(len(cclab.Result.load(where).summary["flows"]) >= 1 for _, where in jobs)
+    # And they count as finished here: the resume identity is the code's build id, not the git commit (other
+    # commits may land in this checkout between the worker's start and this process's).
+    assert all(rp._finished(d, where) for d, where in jobs)
     # The worker kept nothing: its scratch tmpfs holds only Dask's own folder, no run's scratch and no run's files.
     h = shlex.quote(str(cluster.hidden))
     seen = _ns(w.pid, f"ls -A {h}; find {h} -name 'cclab-run-*' -o -name summary.json -o -name 'runs'").split()

@@ -4,6 +4,7 @@ from typing import Callable, final
 import numpy as np
 
 __all__ = [
+    "ENGINE_ID",
     "SpecError",
     "Stepper",
     "__version__",
@@ -19,6 +20,8 @@ __all__ = [
 ]
 
 __version__: str
+# The digest of the sources the engine was compiled from (crates/cclab-py/build.rs): 32 hex digits.
+ENGINE_ID: str
 
 class SpecError(ValueError):
     """A run spec, algorithm or queue discipline the core rejects. ``str(e)`` is "field: message"."""

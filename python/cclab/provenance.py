@@ -1,8 +1,8 @@
 """Provenance: which code, on which machine, from which command, made a result.
 
 :func:`meta` is the ``meta`` block of summary.json and of the Parquet files' metadata (key ``cclab``):
-the cclab version, the git commit when cclab runs from a checkout (and whether the checkout had
-uncommitted changes), the command line and the API call, the start time (UTC, ISO 8601), the host (CPU
+the cclab version, the build id of the code that made the run (:func:`build_id`), the git commit when cclab runs
+from a checkout (and whether the checkout had uncommitted changes), the command line and the API call, the start time (UTC, ISO 8601), the host (CPU
 model, cores, OS) and the Python and NumPy versions (docs/scenario.md, "Provenance"). Nothing here may
 fail a run: what cannot be found is null.
 """
@@ -29,6 +29,38 @@ def version() -> str:
         return _v("cclab")
     except PackageNotFoundError:
         return "unknown"
+
+
+# The Python modules that turn the engine's output into a run's files (tables, summary.json): with the engine's
+# sources, what decides a run's results once its resolved spec is given.
+RESULT_MODULES = ("runner.py", "results.py", "columns.py", "metrics.py", "traces/__init__.py")
+
+
+@functools.lru_cache(maxsize=1)
+def build_id() -> str:
+    """Which code makes a run's results: 16 hex digits of a SHA-256 over the engine's build id
+    (``_native.ENGINE_ID``, a digest of the Rust sources it was compiled from, crates/cclab-py/build.rs) and
+    the bytes of :data:`RESULT_MODULES`. The same wherever those sources are built and installed (another
+    machine, a wheel, another checkout at a commit that did not touch them); "unknown" if a part cannot be
+    read. ``cclab reproduce`` reuses a finished run only when its ``meta.build_id`` is this (with the same
+    resolved spec and cclab version): the code that made it, not the checkout's commit, decides."""
+    import hashlib
+
+    try:
+        from . import _native
+
+        h = hashlib.sha256(b"engine " + _native.ENGINE_ID.encode())
+        for name in RESULT_MODULES:
+            data = (_PACKAGE / name).read_bytes()
+            h.update(f"\0{name}\0{len(data)}\0".encode() + data)
+    except (ImportError, AttributeError, OSError):
+        return "unknown"
+    return h.hexdigest()[:16]
+
+
+# Read when cclab's run modules are imported (they import this one), not at the first run: a worker that runs
+# for hours must not take files edited since it loaded its code for the code it runs.
+build_id()
 
 
 def _git(*args: str) -> Optional[str]:
@@ -122,6 +154,7 @@ def meta(*, datapath: str, started: str, api_call: Optional[str] = None) -> dict
         np_version = None
     return {
         "cclab_version": version(),
+        "build_id": build_id(),
         "git": git(),
         "argv": list(sys.argv),
         "call": api_call,

@@ -338,5 +338,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_class::<gym::Stepper>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The digest of the engine's sources (build.rs): which code makes a run's results, wherever it was built.
+    m.add("ENGINE_ID", env!("CCLAB_ENGINE_ID"))?;
     Ok(())
 }

@@ -247,15 +247,11 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     return seq.report(results, quick, Path(out) if out is not None else None)
 
 
-def _git_now() -> Optional[dict]:
-    """This process's git commit (``provenance.git`` is cached for the process: the code it loaded, even
-    if HEAD moves while a long reproduction runs)."""
-    return provenance.git()
-
-
 def _finished(d: dict, where: Path) -> bool:
-    """Whether ``where`` holds a finished run of ``d`` made by this cclab version (it is then reused). A run
-    whose files are damaged (not regular files, not the form cclab writes) is not finished: it is redone."""
+    """Whether ``where`` holds a finished run of ``d`` made by this code (it is then reused): the same resolved
+    spec, cclab version and build id (``meta.build_id``, :func:`cclab.provenance.build_id`), whichever machine
+    or git commit ran it. A run whose files are damaged (not regular files, not the form cclab writes) is not
+    finished: it is redone."""
     import stat
 
     from ..files import read_json
@@ -275,13 +271,13 @@ def _finished(d: dict, where: Path) -> bool:
             return False
         with open(ts, "rb") as f:  # an open file: pyarrow would encode a path as UTF-8
             pq.read_schema(f)
-        # The spec holds no algorithm defaults, so code changed under the same version would go unseen:
-        # from a git checkout a run is reused only if made at the same commit (uncommitted edits are
-        # the developer's to manage); an installed release has no commit and the version decides.
-        git = meta.get("git") if isinstance(meta, dict) else None
-        then, now = (git if isinstance(git, dict) else {}).get("commit"), (_git_now() or {}).get("commit")
+        # The spec holds no algorithm defaults, so code changed under the same version would go unseen: a run
+        # is reused only if made by the same code, its build id (the engine's sources and the modules that
+        # write the results, provenance.build_id). Not the git commit: a Dask worker at another commit, or
+        # installed from a wheel, makes the same results with the same code, and must not be made to redo them.
+        build = provenance.build_id()
         return bool(same_spec and isinstance(meta, dict) and meta.get("cclab_version") == provenance.version()
-                    and then == now)
+                    and build != "unknown" and meta.get("build_id") == build)
     except (OSError, ValueError, TypeError):  # unreadable or damaged (pyarrow's errors are among these): redo it
         return False
 
@@ -350,9 +346,9 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
     from ..results import prepare_out
 
     prepare_out(out, "--out")  # a folder that cannot be written is refused before any run (ScenarioError)
-    # The commit the runs will record, fixed now: forked workers inherit it, so the runs they write and
-    # the judging below agree on it even if HEAD moves meanwhile.
-    _git_now()
+    # The build id the runs will record, fixed now (it is cached for the process): forked workers inherit it,
+    # so the runs they write and the judging below agree on it even if the files change meanwhile.
+    provenance.build_id()
     bound = _bound(seeds, max_seeds)
     seqs = {x: _Sequence(_experiment(x), tuple(seeds) if seeds is not None else _experiment(x).seeds, bound)
             for x in exp_ids}
