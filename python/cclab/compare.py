@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,7 +49,9 @@ PER_LINK = (("utilization", "utilization", 1.0), ("p95_queue_delay_s", "p95_queu
             ("mean_queue_pkts", "mean_queue_pkts", 1.0))
 METRICS = (*(c for _, c, _ in PER_FLOW), *PER_GROUP, *(c for _, c, _ in PER_LINK))
 FILES = ("table.csv", "table.json")
+FIGURES = ("rate", "cwnd", "queue", "cdf", "throughput_delay")  # cclab.plots.compare's
 _REP = re.compile(r"rep-(\d+)$")
+MAX_LABEL = 100  # characters of a --label (a legend entry; 100,000 took matplotlib minutes to lay out)
 
 
 @dataclass
@@ -67,6 +70,12 @@ class Run:
 
 def _bad(arg: Union[str, Path], why: str) -> ScenarioError:
     return ScenarioError([(f"RUN {show(str(arg))}", why)])
+
+
+def _text(name: str) -> str:
+    """A folder's name as text that can be written (tables, legends): bytes that are not UTF-8 (surrogates in a
+    Python path) as \\x escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def repeats(folder: Path) -> list[Path]:
@@ -107,6 +116,10 @@ def collect(args: Sequence[Union[str, Path]], labels: Optional[Sequence[str]] = 
     if labels and len(labels) != len(args):
         raise ScenarioError([("--label", f"{len(labels)} labels for {len(args)} RUN folders: give one --label per "
                                          "RUN, in the same order, or none (each run is then labelled by its folder's name)")])
+    for text in labels:  # a label is drawn in every legend and printed in the table: one short line
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_LABEL or any(
+                ord(c) < 32 or 0x7f <= ord(c) < 0xa0 or c in "\u2028\u2029" for c in text):
+            raise ScenarioError([("--label", f"must be 1-{MAX_LABEL} visible characters on one line, got {show(text)}")])
     found: list[tuple[Path, str, Optional[dict]]] = []
     for i, a in enumerate(args):
         d = Path(a)
@@ -115,7 +128,7 @@ def collect(args: Sequence[Union[str, Path]], labels: Optional[Sequence[str]] = 
             raise _bad(a, "no such folder")
         if not d.is_dir():
             raise _bad(a, "is not a folder: give a run's folder (with summary.json)")
-        name = d.resolve().name or str(d)
+        name = _text(d.resolve().name or str(d))
         if (d / "summary.json").exists():
             found.append((d, lab or name, None))
         elif repeats(d):
@@ -128,6 +141,10 @@ def collect(args: Sequence[Union[str, Path]], labels: Optional[Sequence[str]] = 
     runs = []
     for d, lab, scenario in found:
         res = Result.load(d)
+        n, k = len(res.spec.get("flows") or []), len(res.summary.get("flows") or [])
+        if n != k:  # the flows of the figures (timeseries, spec) would have no row in the table
+            raise ScenarioError([(_text(str(d / "summary.json")), f"is not a summary.json of this run: it has {k} flows, "
+                                  f"its spec.json {n}; it may be truncated or edited")])
         runs.append(Run(d, lab, res, derived.reverse_flows(res.summary, res.spec, scenario)))
     _same_length(runs)
     return runs
@@ -174,7 +191,7 @@ def run_rows(r: Run) -> list[dict[str, Any]]:
     link = (s.get("links") or [{}])[0]
     rows = []
     for group, fl in _groups(r):
-        row: dict[str, Any] = {"label": r.label, "run": str(r.path), "datapath": r.datapath, "group": group,
+        row: dict[str, Any] = {"label": r.label, "run": _text(str(r.path)), "datapath": r.datapath, "group": group,
                                "runs": 1, "flows": len(fl), "ci_over": "flows"}
         for key, col, scale in PER_FLOW:
             mean, _, _, ci = spread(_num(f.get(key)) * scale for f in fl)
@@ -230,6 +247,11 @@ def check_out(out: Path) -> None:
     if (out / "summary.json").exists():
         raise ScenarioError([("--out", f"{show(str(out))} is a run's folder: its figures would be replaced by the "
                                        "comparison's; give another folder")])
+    for name in (*FILES, *(f"{n}.{x}" for n in FIGURES for x in ("png", "pdf", "svg"))):
+        f = out / name  # a folder or FIFO under a file's name would fail (or block) the writing after the work
+        if os.path.lexists(f) and not f.is_file():
+            raise ScenarioError([("--out", f"{show(str(f))} is not a regular file: the comparison writes its "
+                                           f"{name} there; remove it or give another folder")])
 
 
 def write(runs: list[Run], out: Path, fmt: str = "png", style: Optional[str] = None,

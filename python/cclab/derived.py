@@ -25,6 +25,16 @@ from typing import Any, Callable, Optional
 
 from .errors import ScenarioError
 
+
+def _q(v: Any) -> str:
+    """A value of a metric's definition in a message: a string as Python quotes it ('group:cubic.goodput'), cut
+    when long (a 100,000-character name would fill the terminal); anything else as the user wrote it (JSON)."""
+    from .units import show_value
+
+    if isinstance(v, str) and len(v) <= 100:
+        return repr(v)
+    return show_value(v)
+
 # quantity -> (what it is, in words, for axis labels and messages; unit shown on an axis)
 QUANTITIES: dict[str, tuple[str, str]] = {
     "goodput": ("goodput", "Mbit/s"),
@@ -93,19 +103,19 @@ def _selection(text: Any, field: str) -> Selection:
                                      f"got {type(text).__name__}")])
     flows, dot, q = text.rpartition(".")
     if not dot:
-        raise ScenarioError([(field, f"{text!r} has no quantity: write \"<flows>.<quantity>\", e.g. "
+        raise ScenarioError([(field, f"{_q(text)} has no quantity: write \"<flows>.<quantity>\", e.g. "
                                      "\"group:cubic.goodput\"")])
     if q not in QUANTITIES:
-        raise ScenarioError([(field, f"{text!r}: unknown quantity {q!r}; allowed: {', '.join(QUANTITIES)}")])
+        raise ScenarioError([(field, f"{_q(text)}: unknown quantity {_q(q)}; allowed: {', '.join(QUANTITIES)}")])
     m = _SET.match(flows)
     if not m:
-        raise ScenarioError([(field, f"{text!r}: unknown flows {flows!r}; allowed: forward, reverse, all, "
+        raise ScenarioError([(field, f"{_q(text)}: unknown flows {_q(flows)}; allowed: forward, reverse, all, "
                                      "group:<algorithm> (its forward flows), reverse:<algorithm>, flow:<id>")])
     if m.group(1):
         return Selection(m.group(1), None, q, text)
     kind, arg = m.group(2), m.group(3)
     if kind == "flow" and not arg.isdigit():
-        raise ScenarioError([(field, f"{text!r}: a flow is named by its id (flow:0, flow:1, …), got {arg!r}")])
+        raise ScenarioError([(field, f"{_q(text)}: a flow is named by its id (flow:0, flow:1, …), got {_q(arg)}")])
     return Selection("reverse_group" if kind == "reverse" else kind, arg, q, text)
 
 
@@ -126,13 +136,13 @@ def parse_metrics(raw: Any, reserved: tuple[str, ...] = (), field: str = "metric
         name = m.get("name")
         if not isinstance(name, str) or not _NAME.match(name) or len(name) > 64:
             raise ScenarioError([(f"{f}.name", "must be a plain name (letters, digits, _; at most 64 characters), "
-                                               f"got {name!r}")])
+                                               f"got {_q(name)}")])
         if name in reserved or name.startswith("goodput_mbps") or name in (x.name for x in out):
-            raise ScenarioError([(f"{f}.name", f"{name!r} is taken (a column of the results table or another "
+            raise ScenarioError([(f"{f}.name", f"{_q(name)} is taken (a column of the results table or another "
                                                "metric); choose another name")])
         expr = m.get("expr")
         if expr not in EXPRS:
-            raise ScenarioError([(f"{f}.expr", f"must be one of {', '.join(EXPRS)}, got {expr!r}")])
+            raise ScenarioError([(f"{f}.expr", f"must be one of {', '.join(EXPRS)}, got {_q(expr)}")])
         if "of" not in m:
             raise ScenarioError([(f"{f}.of", "is missing: the flows and quantity, e.g. \"group:cubic.goodput\"")])
         of = _selection(m["of"], f"{f}.of")
@@ -172,12 +182,12 @@ def check_applies(metrics: list[Metric], scenarios: list[dict], field: str = "me
                 have = ccs[s.kind == "reverse_group"]
                 if s.arg not in have:
                     side = "reverse" if s.kind == "reverse_group" else "forward"
-                    raise ScenarioError([(f, f"{s.text!r}: no {side} flow of algorithm {s.arg!r} in any run of this "
+                    raise ScenarioError([(f, f"{_q(s.text)}: no {side} flow of algorithm {_q(s.arg)} in any run of this "
                                              f"sweep; {side} algorithms: {', '.join(sorted(have)) or 'none'}")])
             if s.kind == "flow" and int(s.arg or 0) >= most:
-                raise ScenarioError([(f, f"{s.text!r}: the sweep's runs have flows 0 to {most - 1}")])
+                raise ScenarioError([(f, f"{_q(s.text)}: the sweep's runs have flows 0 to {most - 1}")])
             if s.kind == "reverse" and not ccs[True]:
-                raise ScenarioError([(f, f"{s.text!r}: no run of this sweep has a reverse flow (reverse = true)")])
+                raise ScenarioError([(f, f"{_q(s.text)}: no run of this sweep has a reverse flow (reverse = true)")])
 
 
 def reverse_flows(summary: dict, spec: Optional[dict] = None, scenario: Optional[dict] = None) -> set[int]:
