@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from cclab import search
 from cclab.cli import cli
 
+ROOT = Path(__file__).resolve().parents[1]
+
 # One CUBIC flow on a 10 Mbit/s link for 3 s; the adversary adds Poisson cross traffic and short NewReno transfers,
 # their mean rates together at most half the link. 2 x 4 candidates x 2 seeds + the base: 17 runs of ~30 ms.
 CROSS = """
@@ -140,3 +142,19 @@ def test_search_with_a_relative_trace_runs_from_anywhere(tmp_path: Path, monkeyp
         r = CliRunner().invoke(cli, ["run", path, "--out", str(res), "--no-plots", "-q"])
         assert r.exit_code == 0, r.output
         assert json.loads((res / "summary.json").read_text())["flows"][0]["goodput_bps"] == best, cwd
+
+
+@pytest.mark.parametrize("name", ["shrew", "bbr_vs_cubic", "libra_rtt", "maxnet_queue", "fast_fairness",
+                                  "binomial_friendliness", "madison_loss"])
+def test_shipped_search_files_load(name: str) -> None:
+    s = search.load(ROOT / "searches" / f"{name}.toml")
+    assert s.dims and s.evaluations >= 100
+
+
+@pytest.mark.parametrize("name", ["fast_fairness", "binomial_friendliness", "madison_loss"])
+def test_found_candidates_are_scenarios(name: str) -> None:
+    # The best candidates docs/search.md reports, shipped as ordinary scenario files.
+    from cclab.scenario import Scenario
+
+    sc = Scenario.load(ROOT / "searches" / "found" / f"{name}.toml")
+    assert sc.seed == 1
