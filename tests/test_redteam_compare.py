@@ -90,3 +90,16 @@ def test_metric_messages_are_short_and_show_values_as_written(metric: dict, fiel
         derived.parse_metrics([metric])
     (f, msg), = e.value.errors
     assert f == field and len(msg) < 400 and "{'a'" not in msg, msg[:300]
+
+
+def test_ten_thousand_metrics_are_refused_at_once() -> None:
+    # Before: accepted; parsing alone took 10 s (each name compared with every earlier one) and the sweep over
+    # 120 s. 2 s: the refusal reads only the list's length, with room for a loaded machine.
+    import time
+
+    raw = [{"name": f"m{i}", "expr": "total", "of": "forward.goodput"} for i in range(10_000)]
+    t = time.monotonic()
+    with pytest.raises(ScenarioError) as e:
+        derived.parse_metrics(raw)
+    assert e.value.errors[0][0] == "metrics" and "at most 200" in e.value.errors[0][1]
+    assert time.monotonic() - t < 2

@@ -119,6 +119,9 @@ def _selection(text: Any, field: str) -> Selection:
     return Selection("reverse_group" if kind == "reverse" else kind, arg, q, text)
 
 
+MAX_METRICS = 200  # derived metrics of one sweep: 10,000 took minutes to check and tabulate
+
+
 def parse_metrics(raw: Any, reserved: tuple[str, ...] = (), field: str = "metrics") -> list[Metric]:
     """The ``[[metrics]]`` of a sweep file; ScenarioError naming the field (``metrics[1].of``) otherwise.
     ``reserved``: column names a metric may not take (the table's own)."""
@@ -127,6 +130,8 @@ def parse_metrics(raw: Any, reserved: tuple[str, ...] = (), field: str = "metric
     if not isinstance(raw, list) or not all(isinstance(m, dict) for m in raw):
         raise ScenarioError([(field, "must be an array of tables: [[metrics]] name = \"…\", expr = \"ratio\", "
                                      "of = \"…\", to = \"…\"")])
+    if len(raw) > MAX_METRICS:
+        raise ScenarioError([(field, f"{len(raw):,} metrics; at most {MAX_METRICS} (each is a column of every table)")])
     out: list[Metric] = []
     for i, m in enumerate(raw):
         f = f"{field}[{i}]"
