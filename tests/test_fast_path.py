@@ -22,11 +22,14 @@ from cclab.cli import cli
 try:
     cli(sys.argv[1:], prog_name="cclab", standalone_mode=False)
 finally:
-    print("MODULES " + json.dumps(sorted(m for m in ("pandas", "matplotlib") if m in sys.modules)))
+    print("MODULES " + json.dumps(sorted(m for m in ("pandas", "matplotlib", "pyarrow.parquet", "rich")
+                                         if m in sys.modules)))
 """
 
 
 def test_run_no_plots_imports_neither_pandas_nor_matplotlib(tmp_path):
+    # Nor pyarrow.parquet (its filesystems, ≈ 40 ms; the compiled writer is enough) nor rich (the table is
+    # printed by python/cclab/texttable.py).
     toml = tmp_path / "one.toml"
     toml.write_text('name = "one"\nduration = "1s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\n'
                     'rate = "100Mbps"\nbuffer = "BDP"\n[[flows]]\ncc = "newreno"\ncount = 2\nrtt = "40ms"\n')
@@ -76,6 +79,15 @@ def test_columns_path_equals_pandas_path(base, tmp_path, name):
     back = cclab.Result.load(tmp_path / "fast")
     pd.testing.assert_frame_equal(back.flows, ref_flows)
     pd.testing.assert_frame_equal(back.links, ref_links)
+
+
+def test_the_compiled_writer_writes_what_pyarrow_parquet_writes(base, tmp_path):
+    # columns.write_table skips pyarrow.parquet's import; the file must be the same bytes as write_table's.
+    res = cclab.run(_scenarios(base)["mixed"], None, progress=False, plots=False)
+    table = columns.timeseries_table(res._flows, res._links, {"run_id": "x"})
+    columns.write_table(table, tmp_path / "a.parquet")
+    pq.write_table(table, tmp_path / "b.parquet")
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
 
 
 def test_columns_the_pandas_path_cannot_take_fall_back():

@@ -194,13 +194,11 @@ def _print_stats(s: dict, title: str, verbose: bool, reverse: frozenset[int] = f
     algorithm's flows, p95 RTT, loss and retransmission rates over the window) and an "all" row; with
     reverse-direction flows (``reverse``: their ids), the forward and the reverse flows in two blocks,
     each with its own total (`cclab.derived.direction_rows`). With ``verbose`` a second table, one row
-    per flow (docs/scenario.md, "What cclab run prints")."""
-    from rich.console import Console
-    from rich.table import Table
-
+    per flow (docs/scenario.md, "What cclab run prints"). Printed as rich prints it, without importing rich
+    (python/cclab/texttable.py: ~45 ms of a run's start-up)."""
     from .derived import direction_rows
+    from .texttable import Table, print_table
 
-    console = Console(width=150)
     t = Table(title=title)
     for c in ("cc", "flows", "goodput Mbit/s", "share", "Jain", "p95 RTT ms", "loss %", "retx %"):
         t.add_column(c, justify="right")
@@ -218,7 +216,7 @@ def _print_stats(s: dict, title: str, verbose: bool, reverse: frozenset[int] = f
         t.add_row(cc, str(g["flows"]), f"{g['goodput_bps'] / 1e6:.2f}", _num(g["share"], ".1%"), _num(g["jain"], ".3f"),
                   _num(g["p95_rtt_s"], ".1f", 1e3), _num(g["loss_rate"], ".3f", 100), _num(g["retransmit_rate"], ".3f", 100),
                   end_section=i in ends)
-    console.print(t)
+    print_table(t)
     if verbose:
         v = Table(title="per flow")
         for c in ("flow", "cc", "RTT group", "goodput Mbit/s", "p50 RTT ms", "p95 RTT ms", "p99 RTT ms", "loss %", "retx %"):
@@ -227,7 +225,7 @@ def _print_stats(s: dict, title: str, verbose: bool, reverse: frozenset[int] = f
             v.add_row(str(f["id"]), f["cc"], f"{f['group']} ({f['rtt'] * 1e3:g} ms)", f"{f['goodput_bps'] / 1e6:.2f}",
                       *(_num(f.get(k), ".1f", 1e3) for k in ("p50_rtt_s", "p95_rtt_s", "p99_rtt_s")),
                       _num(f.get("loss_rate"), ".3f", 100), _num(f.get("retransmit_rate"), ".3f", 100))
-        console.print(v)
+        print_table(v)
 
 
 def _print_table(s: dict, verbose: bool = False, spec: Optional[dict] = None) -> None:
