@@ -158,3 +158,30 @@ def test_found_candidates_are_scenarios(name: str) -> None:
 
     sc = Scenario.load(ROOT / "searches" / "found" / f"{name}.toml")
     assert sc.seed == 1
+
+
+def test_confirm_reuses_real_runs_only_of_the_same_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real runs of --confirm are kept per rank (confirm-<mode>/candidate-<rank>/<seed>/); when the rank's
+    # candidate changes (the search grew in the same folder), the old runs are moved aside, not reported as the new
+    # candidate's. The real datapath is replaced by the simulator (no real run here: 3 s runs, ~0.1 s each).
+    from cclab import net
+    from cclab.runner import run
+    from cclab.search import confirm as sc
+
+    def fake_run(scen: dict, where: Path, seed: int, progress: bool, plots: bool) -> object:
+        return run(dict(scen, seed=seed), where, progress=False, plots=False)
+
+    monkeypatch.setattr(net, "run", fake_run)
+    s = search.load(ROOT / "searches" / "shrew.toml")
+    folder = tmp_path / "confirm-real" / "candidate-1"
+    ran: list[str] = []
+    a = dict(s.base, duration="3s", measure=["1s", "3s"])
+    b = json.loads(json.dumps(a))
+    b["flows"][0]["cc"] = "cubic"
+    first = sc._real(s, a, [1, 2], folder, ran.append)["values"]
+    assert len(ran) == 2
+    assert sc._real(s, a, [1, 2], folder, ran.append)["values"] == first and len(ran) == 2  # resumed: no new run
+    other = sc._real(s, b, [1, 2], folder, ran.append)["values"]
+    assert len(ran) == 4 and other != first  # b's own runs, not a's
+    assert json.loads((folder / "1" / "spec.json").read_text())["flows"][0]["cc"] == "cubic"
+    assert (tmp_path / "confirm-real" / "candidate-1.old-1" / "1" / "summary.json").is_file()

@@ -79,10 +79,24 @@ def _sim(s: Search, scen: dict, seeds: list[int], out: Path, workers: int) -> di
 
 def _real(s: Search, scen: dict, seeds: list[int], folder: Path, on_run: Callable[[str], None]) -> dict[str, Any]:
     """``scen`` on the real datapath once per seed, each run kept in ``folder/<seed>/`` (a finished one, with its
-    summary.json, is not run again: an interrupted confirmation resumes)."""
+    summary.json, is not run again: an interrupted confirmation resumes). The folder is named by rank, and the
+    rank's candidate changes when the search does (a larger budget in the same OUT, another --set): its
+    ``scenario.json`` says which scenario its runs are of, and runs of another one are moved aside to
+    ``<folder>.old-<n>`` (kept, not deleted) instead of being reported as this candidate's."""
+    import os
+
     from .. import net
     from ..results import load_summary
 
+    mine = json.dumps(scen, sort_keys=True)
+    tag = folder / "scenario.json"
+    if folder.exists() and (not tag.exists() or tag.read_text() != mine):
+        n = 1
+        while folder.with_name(f"{folder.name}.old-{n}").exists():
+            n += 1
+        os.replace(folder, folder.with_name(f"{folder.name}.old-{n}"))
+    folder.mkdir(parents=True, exist_ok=True)
+    tag.write_text(mine)
     vals, disturbed = [], 0
     for k in seeds:
         where = folder / str(k)
