@@ -541,6 +541,15 @@ def _pool_pass(driver: _Driver, batch: deque, workers: int, ctx: Any) -> tuple[l
     return lost, [t for t in lost if t in slot and started[slot[t]]]
 
 
+def check_scheduler(scheduler: Optional[str]) -> None:
+    """A ``--scheduler`` that is given must be an address: an empty one would silently mean the local pool."""
+    from .errors import ScenarioError
+
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise ScenarioError([("--scheduler", "is empty: give a Dask scheduler's address (tcp://host:8786), or leave "
+                                             "the option out for local workers")])
+
+
 def run_dask(todo: list[Task], scheduler: str, settle: Callable[..., None]) -> None:
     """Runs ``todo`` on the Dask cluster at ``scheduler`` through its ``concurrent.futures`` executor (each
     worker needs cclab installed, and nothing else shared: it makes each run in its scratch folder and returns
@@ -554,10 +563,15 @@ def run_dask(todo: list[Task], scheduler: str, settle: Callable[..., None]) -> N
         from dask.distributed import Client
     except ImportError:
         raise ScenarioError([("--scheduler", "needs Dask: pip install \"dask[distributed]\"")]) from None
+    check_scheduler(scheduler)
     try:
         client = Client(scheduler, timeout=30)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise ScenarioError([("--scheduler", f"no Dask scheduler answers at {scheduler!r}: {describe(e)}")]) from None
+    except Exception as e:  # TypeError too: tls:// without certificates, ucx:// without its package
+        from .units import show_value
+
+        why = " ".join(describe(e).split())  # one line, whatever the address held
+        raise ScenarioError([("--scheduler", f"no Dask scheduler answers at {show_value(scheduler)}: "
+                                             f"{why[:300]}")]) from None
     driver = _Driver(settle)
     futs: dict = {}
     asked, threads = [-2.0], [1]

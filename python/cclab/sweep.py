@@ -623,6 +623,7 @@ def run(sweep_file: Path, out: Path, workers: Optional[int] = None, scheduler: O
 
     ``on_note`` receives what a resumed sweep should know (runs redone because they were made by another
     cclab version, or reused although made at another git commit); by default each is a warning."""
+    executor.check_scheduler(scheduler)
     base, seeds, grid = load(sweep_file)
     metrics = load_metrics(sweep_file)
     points = _unique(expand(base, seeds, grid))

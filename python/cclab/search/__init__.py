@@ -33,6 +33,9 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
     ``figures``, the best candidate's full run and figures in ``OUT/best/``."""
     from ..results import prepare_out
 
+    from .. import executor
+
+    executor.check_scheduler(scheduler)
     search_file = Path(search_file)
     s = load(search_file, sets)
     out = prepare_out(out)
