@@ -31,9 +31,8 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
     ``OUT/best.toml`` (the best candidate, an ordinary scenario with the first of the search's seeds; its trace
     beside it), ``OUT/top/<rank>.toml``, ``OUT/top.csv``, ``OUT/top.md``, ``OUT/convergence.png`` and, with
     ``figures``, the best candidate's full run and figures in ``OUT/best/``."""
-    from ..results import prepare_out
-
     from .. import executor
+    from ..results import prepare_out
 
     executor.check_scheduler(scheduler)
     search_file = Path(search_file)
