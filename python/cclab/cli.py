@@ -664,6 +664,11 @@ def _net_repeat(sc: Scenario, out: Path, seed: Optional[int], no_plots: bool, qu
         shutil.rmtree(d) if d.is_dir() else d.unlink()
     if stale:
         click.echo(f"note: removed from {out}: " + ", ".join(d.name for d in stale), err=True)
+    from .results import prepare_out
+
+    for i in range(1, repeat + 1):  # every rep-<i>/ can be written before the first real run takes its time
+        prepare_out(out / f"rep-{i}", "--out")
+    cmp.check_out(out)  # and so can the aggregate's table and figures
     reps = []
     for i in range(1, repeat + 1):
         rep = out / f"rep-{i}"
