@@ -39,13 +39,10 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-#[test]
-fn idle_rtt_matches_configured_delay() {
-    if skip() {
-        return;
-    }
+/// One round of 60 echo probes through the emulator: (RTT samples in ms, forward queue drops, the
+/// emulator's write lateness p99 in µs).
+fn echo_rtts(rate: f64) -> (Vec<f64>, u64, f64) {
     let hosts = Dumbbell::create().unwrap();
-    let rate = 50e6;
     let emu = Emulator::new(
         LinkConfig::droptail(rate, 20 * NS_PER_MS, 1000),
         LinkConfig::droptail(rate, 20 * NS_PER_MS, 1000),
@@ -95,14 +92,36 @@ fn idle_rtt_matches_configured_delay() {
     }
     let fin = run.stop().unwrap();
     echo_thread.join().unwrap();
-    // 4-byte payload → 32-byte IP packets: 5.1 µs per transmission each way
-    let expected = 40.0 + 2.0 * tx_time(32, rate) as f64 * 1e-6;
-    let med = median(&mut rtts);
     eprintln!(
-        "idle RTT: n={} median {med:.3} ms (expected {expected:.3}); emulator write lateness mean {:.1} µs p99 {} µs",
-        rtts.len(),
+        "emulator write lateness mean {:.1} µs p99 {} µs",
         fin.stats.late_mean_ns / 1e3,
         fin.stats.late_p99_ns / 1000
+    );
+    let drops = fin.emulator.counters(Dir::Fwd).queue_drops;
+    (rtts, drops, fin.stats.late_p99_ns as f64 / 1e3)
+}
+
+#[test]
+fn idle_rtt_matches_configured_delay() {
+    if skip() {
+        return;
+    }
+    let rate = 50e6;
+    // 4-byte payload → 32-byte IP packets: 5.1 µs per transmission each way
+    let expected = 40.0 + 2.0 * tx_time(32, rate) as f64 * 1e-6;
+    // Repeated while the machine disturbs it (common::quiet_attempt): on a fresh clone's `make test`
+    // beside other jobs (load ~10 on 2 cores) one round read a median of 44.10 ms with the emulator's
+    // write lateness at mean 946 µs, p99 1 001 µs: the machine's delay, not the emulator's.
+    let Some((mut rtts, drops)) = common::quiet_attempt(|| {
+        let (rtts, drops, late) = echo_rtts(rate);
+        ((rtts, drops), vec![("emulator write", late)])
+    }) else {
+        return;
+    };
+    let med = median(&mut rtts);
+    eprintln!(
+        "idle RTT: n={} median {med:.3} ms (expected {expected:.3})",
+        rtts.len()
     );
     assert!(
         rtts.len() >= 55,
@@ -115,7 +134,7 @@ fn idle_rtt_matches_configured_delay() {
         (med - expected).abs() < 0.5,
         "median RTT {med} vs {expected}"
     );
-    assert_eq!(fin.emulator.counters(Dir::Fwd).queue_drops, 0);
+    assert_eq!(drops, 0);
 }
 
 /// [`blast`] on a machine that left it undisturbed (common::quiet_attempt: the emulator's write lateness
