@@ -16,9 +16,12 @@ from cclab.gym import ENV_ID, OBS_NAMES, SENDER_OBS_NAMES  # noqa: E402
 
 def one_flow(duration: str = "3s", buffer: object = "BDP", **flow: object) -> dict:
     """The agent alone on a 10 Mbit/s drop-tail bottleneck at 20 ms: the true minimum RTT is 21.2416 ms
-    (20 ms + 1.2 ms data and 0.0416 ms ACK serialisation), the BDP 17.70 packets, the buffer 17."""
+    (20 ms + 1.2 ms data and 0.0416 ms ACK serialisation), the BDP 17.70 packets, the buffer 17. An ACK per
+    packet (``profile = "paper"``): the window arithmetic below (BDP + 0.3 packets keeps the link busy, a
+    step per ACK) needs every packet ACKed at once; with Linux's delayed ACKs, the default, a window of 18
+    leaves the link 4 % idle (measured utilisation 0.962)."""
     return {
-        "name": "gym-test", "duration": duration, "seed": 1,
+        "name": "gym-test", "duration": duration, "seed": 1, "transport": {"profile": "paper"},
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "buffer": buffer}},
         "flows": [dict({"cc": "newreno", "rtt": "20ms"}, **flow)],
     }

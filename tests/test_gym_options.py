@@ -19,7 +19,8 @@ BDP = 10e6 * BASE_RTT / 8 / 1500  # 17.70 packets
 
 
 def one_flow(duration: str = "3s", flows: int = 1) -> dict:
-    return {"name": "gym-opt", "duration": duration, "seed": 1,
+    # An ACK per packet, as tests/test_gym.py's one_flow (why there).
+    return {"name": "gym-opt", "duration": duration, "seed": 1, "transport": {"profile": "paper"},
             "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "buffer": "BDP"}},
             "flows": [{"cc": "newreno", "rtt": "20ms"} for _ in range(flows)]}
 

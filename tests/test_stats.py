@@ -57,11 +57,12 @@ def _close_pct(got, samples, p):
 def test_percentiles_match_numpy_over_the_packet_trace():
     # Two NewReno flows and a CUBIC flow, each held to 27 packets by its receive window, and Poisson
     # cross traffic: the queue moves (RTT samples from 44 to 99 ms, ~6000 of them) but never overflows
-    # a 2000-packet buffer, so no packet is lost and the trace pairs every packet with its ACK.
+    # a 2000-packet buffer, so no packet is lost and the trace pairs every packet with its ACK: an ACK per
+    # packet (receiver = "per_packet"; Linux's receiver, the default, ACKs every second one).
     sc = {
         "name": "trace-stats", "duration": "6s", "seed": 3, "measure": ["1s", "6s"], "trace_packets": True,
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "20Mbps", "buffer": 2000}},
-        "transport": {"receive_window": "40KB"},
+        "transport": {"receive_window": "40KB", "receiver": "per_packet"},
         "flows": [{"cc": "newreno", "rtt": "20ms"}, {"cc": "newreno", "rtt": "60ms"}, {"cc": "cubic", "rtt": "40ms"}],
         "traffic": [{"kind": "poisson", "rate": "6Mbps"}],
     }
