@@ -159,3 +159,14 @@ def test_sigkill_mid_search_then_resume_loses_and_repeats_nothing(tmp_path: Path
     assert [r["objective"] for r in resumed["evaluations"]["random"]] == \
         [r["objective"] for r in fresh["evaluations"]["random"]]
     assert len(resumed["evaluations"]["random"]) == 8
+
+
+def test_an_adversary_key_that_takes_neither_bound_is_refused(tmp_path: Path) -> None:
+    # Before: every candidate was refused (`name` is no time), the search printed "best: unmeasured" and exited 0.
+    _refused(tmp_path, "adversary[0].key", adv='[[adversary]]\nkind = "delay"\ndelay = ["0s", "10ms"]\nkey = "name"\n')
+
+
+def test_a_bound_refused_only_at_one_end_is_searched(tmp_path: Path) -> None:
+    # The low bound of 0 loss is a valid scenario value; a delay bound up to 1e6 s makes some candidates invalid
+    # (their RTT exceeds the flow's), which the search records as unmeasured rather than refusing the file.
+    search.load(_file(tmp_path, adv='[[adversary]]\nkind = "delay"\ndelay = ["0s", "1e6s"]\n'))

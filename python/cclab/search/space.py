@@ -298,7 +298,8 @@ def _check_target(where: str, a: dict, base: dict, dims: list[Dim]) -> None:
         return
     key = a.get("key", _DEFAULT_KEY[kind])
     target = f"{key}.trace" if kind == "capacity" else key
-    value: Any = "constant-12mbps" if kind == "capacity" else a[kind][0]
+    # A candidate sets the value in SI units (decoded from the bounds): probed with the low bound as it will be set.
+    value: Any = "constant-12mbps" if kind == "capacity" else dims[-1].lo
     probe = json.loads(json.dumps(base))
     try:
         runs.set_key(probe, target, value)
@@ -314,6 +315,18 @@ def _check_target(where: str, a: dict, base: dict, dims: list[Dim]) -> None:
             if target.startswith(f + ".") or target.startswith(f + "[") or (f == target and "unknown" in m):
                 raise _err(f"{where}.key", f"{units.show_value(key)} is not a key this adversary can set: {f}: "
                                            f"{m}") from None
+        if kind != "capacity" and any(f == target for f, _ in err.errors):
+            # Refused there at the low bound: a key that takes no such value (`name`) is refused at the high one too,
+            # and would leave every candidate unmeasured.
+            high = json.loads(json.dumps(base))
+            runs.set_key(high, target, dims[-1].hi)
+            try:
+                Scenario.from_dict(high)
+            except ScenarioError as err2:
+                bad = [m for f, m in err2.errors if f == target]
+                if bad:
+                    raise _err(f"{where}.key", f"{units.show_value(key)} takes neither bound of the {kind} adversary: "
+                                               f"{target}: {bad[0]}") from None
 
 
 def _check_source(where: str, i: int, a: dict, base: dict) -> None:
