@@ -647,9 +647,10 @@ def _reverse_means(d, sim_seeds, real_runs):
 # simulator delays it after, and on a two-way path that decides which data an ACK queues with
 # (docs/real-datapath.md, "Reverse flows: where an ACK's access delay sits";
 # crates/cclab-net/tests/ideal_hosts.rs holds the model to the simulator without real runs). Measured
-# after the change, seeds 1-5 on a busy machine (load 11): real 33.48 +- 1.37 Mbit/s in all (single runs
-# 32.2-34.6; per flow 16.94 +- 0.91 / 16.54 +- 0.96), simulator 33.57 +- 1.96 (16.90 / 16.67); the old
-# emulator in the same minutes 27.15 +- 0.58.
+# after the change, seeds 1-5 on a busy machine (load 11): real 33.48 +- 1.37 Mbit/s in all (per flow
+# 16.94 +- 0.91 / 16.54 +- 0.96), simulator 33.57 +- 1.96 (16.90 / 16.67); the old emulator in the same
+# minutes 27.15 +- 0.58. Seeds 1-10 (load 9-12): real 33.19 +- 1.37, simulator 34.39 +- 1.23; single real
+# runs 29.6-36.0 in all (the lowest disturbed), 14.3-18.3 per flow.
 
 
 @needs_net
@@ -660,9 +661,9 @@ def test_reverse_flows_on_the_real_datapath():
     # bursts fall, and it feeds itself: the flow that gets ahead queues more data in front of the other's
     # ACKs, whose RTT then grows (two-way traffic's ACK compression). Asserted here: the wiring (paths),
     # both directions carrying data (each flow's 3-run mean above 0.75 of the simulator's: a broken
-    # direction gives 0; single runs measured 0.93-1.06 of the simulator's 5-seed mean, and the split's
-    # spread puts single runs at 14-18.5 Mbit/s, 0.84 at worst), the reverse data on link 1 (utilisation
-    # above 0.75: measured 0.84-0.94), and kernel CUBIC in reverse filling link 1. The sum and the split
+    # direction gives 0; single runs measured 14.3-18.3 Mbit/s per flow against the simulator's 5-seed
+    # means 16.7-16.9, 0.85 at worst), the reverse data on link 1 (utilisation above 0.75: measured
+    # 0.81-0.98 over 10 runs), and kernel CUBIC in reverse filling link 1. The sum and the split
     # against the simulator: test_reverse_flows_sum_matches_the_simulator and
     # test_reverse_flows_split_over_runs (`make validate`).
     d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
@@ -685,8 +686,9 @@ def test_reverse_flows_on_the_real_datapath():
 def test_reverse_flows_sum_matches_the_simulator():
     # The pair's total within 10 % of the simulator's mean over 5 seeds (3 quiet real runs), as the
     # one-way tests bound goodput; the sum does not depend on the split. Measured: single real runs
-    # 32.2-34.6 Mbit/s against the simulator's 33.57 (within 4.2 %); the emulator that delayed ACKs
-    # before the reverse link gave 26.8-27.7 (19 % below).
+    # 29.6-36.0 Mbit/s against the simulator's 33.57 (-12 % at worst, a disturbed run; 3-run means
+    # within 3 %, e.g. 33.35 on 2026-11-29); the emulator that delayed ACKs before the reverse link gave
+    # 26.8-27.7 (19 % below).
     d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
     sim, got, _ = _reverse_means(d, range(1, 6), 3)
     assert rel(sum(got), sum(sim)) < 0.10, (got, sim)
@@ -696,8 +698,9 @@ def test_reverse_flows_sum_matches_the_simulator():
 @pytest.mark.validate
 def test_reverse_flows_split_over_runs():
     # The split (`make validate`, ~2.5 min): each flow's mean over 8 quiet real runs within 15 % of the
-    # simulator's over 10 seeds. 15 % is the split's own spread (single runs 15.7-17.7 Mbit/s per flow
-    # on 2026-11-29, the simulator's seeds 14.4-18.3); 8 runs bring the mean's standard error to about 3 %.
+    # simulator's over 10 seeds. 15 % is the split's own spread (single runs 14.3-18.3 Mbit/s per flow
+    # on 2026-11-29, the simulator's seeds 14.4-18.5); 8 runs bring the mean's standard error to about 3 %
+    # (10 runs: per-flow means 16.61 / 16.57 against the simulator's 17.25 / 17.14, within 4 %).
     d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
     sim, got, _ = _reverse_means(d, range(1, 11), 8)
     for r, s in zip(got, sim):
