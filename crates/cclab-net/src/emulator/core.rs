@@ -114,7 +114,8 @@ struct Gen {
 }
 
 /// What a flow's packets cross: its data enters from `data_side` and crosses `data_hops` after
-/// `data_delay`; its ACKs enter from the other side and cross `ack_hops` after `ack_delay`.
+/// `data_delay`; its ACKs enter from the other side, cross `ack_hops` and then wait `ack_delay` (the
+/// simulator's order; see the module's DECISION).
 #[derive(Clone, Debug)]
 pub struct FlowRoute {
     pub data_side: Dir,
