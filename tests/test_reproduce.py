@@ -179,12 +179,20 @@ def documented_setup(d: dict) -> dict[str, str]:
     def buf(b):
         return f"{b} packets" if isinstance(b, int) else str(b)
 
+    def rate(link):
+        # A trace-driven link has a capacity trace in place of a rate: the table names it and its mean rate.
+        if "trace" in link:
+            from cclab import traces
+
+            return f"trace {link['trace']} (mean {traces.load(link['trace']).mean_rate_bps / 1e6:.3g} Mbit/s)"
+        return f"{parse_rate(link['rate']) / 1e6:g} Mbit/s"
+
     flows = d["flows"]
     fwd = sum(int(f.get("count", 1)) for f in flows if not f.get("reverse"))
     rev = sum(int(f.get("count", 1)) for f in flows if f.get("reverse"))
     other = len(d.get("traffic", []))
     return {
-        "rate": " / ".join(f"{parse_rate(l['rate']) / 1e6:g} Mbit/s" for l in links),
+        "rate": " / ".join(rate(l) for l in links),
         "RTT": ", ".join(f"{parse_time(x) * 1e3:g} ms" for x in distinct(f["rtt"] for f in flows)),
         "buffer": " / ".join(distinct(buf(l.get("buffer", "BDP")) for l in links)),
         "flows": f"{fwd}" + (f" + {rev} reverse" if rev else "") + (f" + {other} background source{'s' if other > 1 else ''}" if other else ""),
@@ -223,6 +231,20 @@ def test_documented_setups_match_the_scenarios():
         assert row["scenario"] == f"`{e.scenario}`", (x, row)
         want = documented_setup(rp.scenario_dict(e.scenario))
         assert {k: row[k] for k in want} == want, x
+
+
+def test_setup_table_of_a_trace_driven_link():
+    # A link with `trace` in place of `rate` (the cellular trace, mean 13.9 Mbit/s), beside a fixed-rate link.
+    d = rp.scenario_dict("libra_l3.toml")
+    d["topology"]["bottleneck"] = {"trace": "cellular", "buffer": 100}
+    assert documented_setup(d)["rate"] == "trace cellular (mean 13.9 Mbit/s)"
+    d["topology"] = {"kind": "parking_lot", "links": [{"rate": "100Mbps"}, {"trace": "step-6-24mbps", "buffer": 50}]}
+    row = documented_setup(d)
+    assert row["rate"].startswith("100 Mbit/s / trace step-6-24mbps (mean ") and row["rate"].endswith(" Mbit/s)")
+    assert row["buffer"] == "BDP / 50 packets"
+    from cclab.scenario import as_scenario
+
+    as_scenario(dict(d, topology={"kind": "dumbbell", "bottleneck": {"trace": "cellular", "buffer": 100}}))  # valid
 
 
 # --- verdicts: holds / does not hold / inconclusive, and sequential seeds ---------------------------------
