@@ -170,3 +170,20 @@ def test_a_bound_refused_only_at_one_end_is_searched(tmp_path: Path) -> None:
     # The low bound of 0 loss is a valid scenario value; a delay bound up to 1e6 s makes some candidates invalid
     # (their RTT exceeds the flow's), which the search records as unmeasured rather than refusing the file.
     search.load(_file(tmp_path, adv='[[adversary]]\nkind = "delay"\ndelay = ["0s", "1e6s"]\n'))
+
+
+@pytest.mark.parametrize("blocker", ["fifo top.csv", "fifo search.json", "fifo result.json", "fifo top.md",
+                                     "dir best.toml", "dir convergence.png", "dir random/evaluations.jsonl.tmp",
+                                     "file top"])
+def test_an_output_that_is_not_a_file_is_refused_before_any_run(tmp_path: Path, blocker: str) -> None:
+    # Before: a FIFO where the search writes a file blocked it for ever (after every run); a folder failed the
+    # writing after every run (exit 1).
+    f = _file(tmp_path)
+    what, name = blocker.split()
+    target = tmp_path / "o" / name
+    target.parent.mkdir(parents=True)
+    {"fifo": os.mkfifo, "dir": Path.mkdir, "file": Path.touch}[what](target)  # type: ignore[operator]
+    r = _cli(["search", str(f), "--out", "o", "-j", "1", "--no-figures"], tmp_path, timeout=30)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith("error: --out:") and len(err.splitlines()) == 1, err[-400:]
+    assert not (tmp_path / "o" / "runs").exists()

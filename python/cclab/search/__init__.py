@@ -24,6 +24,31 @@ __all__ = ["MAX_EVALUATIONS", "METHODS", "UNMEASURED", "Dim", "RunFailed", "Sear
            "loss", "metric_of", "parse_set", "print_result", "run", "scenario_of", "to_toml", "top_table", "trace_text"]
 
 
+# What a search writes into OUT, files and folders: a FIFO in a file's place would block the writing for ever, a
+# folder fail it after every run (cclab.search.outputs, engine, confirm).
+_FILES = ("search.json", "best.toml", "best.trace", "top.csv", "top.md", "result.json", "convergence.png",
+          *(f"confirm-{m}.{x}" for m in ("real", "kernel") for x in ("json", "md")))
+_FOLDERS = ("top", "best", "runs", "traces", "confirm-real", "confirm-kernel")
+
+
+def _check_outputs(out: Path, methods: list[str]) -> None:
+    """Refuses (on ``--out``) an OUT where something that is not a regular file stands in a file's place, or a
+    file in a folder's place, before any run."""
+    from ..errors import ScenarioError, show
+
+    files = [out / f for f in _FILES] + [out / m / f"evaluations.jsonl{x}" for m in methods for x in ("", ".tmp")]
+    if (out / "top").is_dir():
+        files += [f for f in (out / "top").iterdir() if f.suffix in (".toml", ".trace")]
+    for f in files:
+        if os.path.lexists(f) and (f.is_symlink() or not f.is_file()):
+            raise ScenarioError([("--out", f"{show(str(f))} is not a regular file: the search writes its "
+                                           f"{f.name} there; remove it or give another folder")])
+    for d in [out / x for x in (*_FOLDERS, *methods)]:
+        if os.path.lexists(d) and not d.is_dir():
+            raise ScenarioError([("--out", f"{show(str(d))} is not a folder: the search writes into {d.name}/ there; "
+                                           "remove it or give another folder")])
+
+
 def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = None, workers: Optional[int] = None,
         on_run: Callable[[], None] = lambda: None, scheduler: Optional[str] = None, figures: bool = True) -> dict:
     """Runs the search in ``search_file`` into ``out`` (resuming: finished runs are reused); returns
@@ -38,6 +63,7 @@ def run(search_file: Path, out: Path, sets: Optional[list[tuple[str, Any]]] = No
     search_file = Path(search_file)
     s = load(search_file, sets)
     out = prepare_out(out)
+    _check_outputs(out, s.methods)
     w = workers or os.cpu_count() or 1
     (out / "search.json").write_text(json.dumps({"search": s.raw, "set": [list(x) for x in sets or []]}, indent=1))
     base = baseline(s, out, w, scheduler)
