@@ -87,3 +87,12 @@ def test_sigkill_of_the_driver_mid_sweep_on_a_cluster_then_resume(tmp_path: Path
         assert r.returncode == 0, r.stderr.decode()[-500:]
     assert {d: (runs / d / "summary.json").stat().st_ino for d in kept} == kept  # none made twice
     assert len(done()) == 8  # none lost
+
+
+def test_reproduce_refuses_an_empty_scheduler(tmp_path: Path) -> None:
+    # Before: `cclab reproduce L1 --scheduler ""` ran the experiment on local workers without a word.
+    r = subprocess.run([*CLI, "reproduce", "L1", "--quick", "--out", "o", "--scheduler", ""], cwd=tmp_path,
+                       capture_output=True, timeout=60)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith("error: --scheduler: is empty"), err[-400:]
+    assert not (tmp_path / "o").exists()

@@ -298,8 +298,9 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
     EXPERIMENTS are ids from docs/experiments.md (F1-F4, M1-M8, B1-B9, L1-L6, D1-D7) or `all`; none lists
     them. `cclab report OUT` then builds the HTML report from what this wrote.
     A claim that does not hold is a finding, not an error: the exit code is 0 once the runs are done."""
-    from . import reproduce as rp
+    from . import executor, reproduce as rp
 
+    executor.check_scheduler(scheduler)  # `--scheduler ""` would run on local workers without a word
     exps = rp.experiments()
     if not experiments:
         for e in exps.values():
