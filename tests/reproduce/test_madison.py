@@ -104,14 +104,34 @@ def d3():
     return _runs("madison_d3.toml", {k: paths.D3_VARIANTS[k] for k in keys})
 
 
-def test_d3_madison_reaches_its_share_within_seconds(d3):
+def _to_fast(change):
+    """The variant with every Madison flow replaced by FAST with §5.1's α rule: the paper's foil."""
+    def mutated(d: dict) -> dict:
+        d = change(d)
+        for f in d["flows"]:
+            if f["cc"] == "madison":
+                paths.competitor(f, "fast")
+        return d
+    return mutated
+
+
+def test_d3_madison_reaches_the_equal_share_within_seconds(d3):
+    # The row's criterion: 1 s within ±20 % of C_avail/2 (not the flow's own settled rate). Seeds 1-2:
+    # 16.3 s and 1.7 s (seed 1 climbs through ~10 Mbit/s for 15 s before reaching ~17), so the per-seed
+    # verdicts split; the mean is the row's measure.
     reach = [paths._reach(r) for r in d3["madison"]]
-    assert np.mean(reach) <= 10, reach
+    assert np.all(np.isfinite(reach)) and np.mean(reach) <= 10, reach
 
 
-# No D3 mutation: the one Madison row that holds ("reaches its share within seconds", against its own settled
-# rate) holds for an uncapped NewReno in its place too (0.7-1.0 s on seeds 1-2: slow start reaches its settled
-# rate as fast), so it cannot tell them apart; the "does not hurt Reno" rows are inconclusive over 30 seeds.
+def test_d3_convergence_row_fails_when_madison_is_fast(d3):
+    # The foil: FAST with §5.1's α rule in Madison's place settles at 1-3 Mbit/s beside capped Reno, far
+    # below C_avail/2 (13-17 Mbit/s), and never reaches the band on seeds 1-2. Against its own settled rate
+    # (the row's old criterion) it passed; so does NewReno (0.7-1.0 s), which is also checked here.
+    fast = _runs("madison_d3.toml", {"m": _to_fast(paths.D3_VARIANTS[paths.d3_key("madison")])})["m"]
+    assert fast[0].spec["flows"][1]["params"]["alpha_rule"] == "madison"
+    for runs in (fast, d3[paths.d3_key("newreno")]):
+        row = paths.d3_reach_row("new flow reaches its share", "", runs)
+        assert row.seeds_held == (0, 2) and row.holds is False, row
 
 
 # --- D2 ---------------------------------------------------------------------------------------------------
@@ -128,8 +148,28 @@ def test_d2_with_steady_cross_traffic_shares_equally_near_c(d2_steady):
     assert claims[0].seeds_held == (2, 2) and claims[2].seeds_held == (2, 2), claims
 
 
-# No D2 mutation: with steady cross traffic NewReno in Madison's place also shares equally (Jain 0.96) with the
-# load near C (0.99) on seeds 1-2, so the claims that hold do not tell Madison from NewReno (docs/reproduce.md).
+# Steady cross traffic: NewReno in Madison's place also shares equally (Jain 0.96) with the load near C (0.99)
+# on seeds 1-2, so those two rows do not tell Madison from NewReno (docs/reproduce.md). The convergence row does.
+
+
+@pytest.fixture(scope="module")
+def d2():
+    return _runs("madison_d2.toml", {"m": lambda d: d})["m"]
+
+
+def test_d2_last_flow_reaches_the_equal_share_within_seconds(d2):
+    # 1 s within ±20 % of C_avail/3: 3.0-4.4 s on seeds 1-3 (10 seeds: 3.1 ± 1.4 s).
+    row = madison._d2_claims({"madison": d2})[1]
+    assert row.claim == "equal share within seconds" and row.seeds_held == (2, 2), row
+
+
+def test_d2_convergence_row_fails_when_madison_is_fast():
+    # The foil (FAST with §5.1's α rule in all three flows): the last FAST flow climbs to 2-7 Mbit/s in the
+    # 61 s it has, against C_avail/3 ≈ 10-11.5 Mbit/s, and never holds the band for 1 s on seeds 1-2.
+    fast = _runs("madison_d2.toml", {"m": _to_fast(lambda d: d)})["m"]
+    assert all(f["params"]["alpha_rule"] == "madison" for f in fast[0].spec["flows"])
+    row = madison._d2_claims({"madison": fast})[1]
+    assert row.seeds_held == (0, 2) and row.holds is False, row
 
 
 # --- D1 ---------------------------------------------------------------------------------------------------

@@ -15,25 +15,33 @@ from .overseeds import ci, judged, per_seed
 def _d2_claims(res: Runs) -> list[Claim]:
     runs = res["madison"]
 
-    def settle(r: Result) -> float:
-        s = r.summary
-        _, m1 = s["measure"]
-        gps = [f["goodput_bps"] for f in s["flows"]]
-        last = max(range(len(gps)), key=lambda i: s["flows"][i]["start"])
-        return w.settle_time(r, last, s["flows"][last]["start"], m1, gps[last])
-
     per_flow = " / ".join(f"{np.mean([r.summary['flows'][i]['goodput_bps'] for r in runs]) / 1e6:.1f}"
                           for i in range(len(runs[0].summary["flows"]))) + " Mbit/s"
     return [
         judged("Madison flows share equally", "equal shares", per_seed(runs, lambda r: float(r.summary["jain"])),
                "per-flow Jain ≥ 0.9", lambda v: v >= 0.9, fmt="{:.3f}", extra=per_flow),
-        judged("equal share within seconds", "within seconds (Fig. 6(b))", per_seed(runs, settle),
-               "the last flow at 90 % of its window rate ≤ 10 s after it starts", lambda v: v <= 10, fmt="{:.1f}",
-               unit="s"),
+        judged("equal share within seconds", "within seconds (Fig. 6(b))", per_seed(runs, d2_reach), D2_REACH,
+               lambda v: v <= 10, fmt="{:.1f}", unit="s"),
         judged("total link load steady near C", "≈ C",
                per_seed(runs, lambda r: float(r.summary["links"][0]["utilization"])),
                "utilisation (with the cross traffic) ≥ 0.9", lambda v: v >= 0.9, fmt="{:.3f}"),
     ]
+
+
+def d2_reach(r: Result) -> float:
+    """Seconds after the last flow's start until it has spent 1 s within ±20 % of the equal share C_avail/n
+    (:func:`window.reach_share`; C_avail and n over its start to the window's end). Not its own settled rate:
+    a flow that settles low (FAST with §5.1's α) reaches that at once."""
+    s = r.summary
+    _, m1 = (float(x) for x in s["measure"])
+    n = len(s["flows"])
+    last = max(range(n), key=lambda i: s["flows"][i]["start"])
+    t0 = float(s["flows"][last]["start"])
+    return w.reach_share(r, last, t0, m1, w.available(r, range(n), t0, m1) / n)
+
+
+D2_REACH = (f"the last flow ≤ 10 s after its start to 1 s within ±{100 * w.SHARE_TOL:.0f} % of the equal share "
+            "C_avail/n (C_avail: C − the cross traffic's measured rate from then to the end)")
 
 
 def _b_target(p: float, ratio: float = 0.0235, p_min: float = 2.55e-5) -> float:

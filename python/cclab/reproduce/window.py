@@ -67,6 +67,46 @@ def jain_of(r: Result, flows: Iterable[int], t0: float, t1: float) -> float:
     return jain(goodputs(r, flows, t0, t1))
 
 
+def wire_rate(r: Result, flow: int, t0: float, t1: float) -> float:
+    """Flow ``flow``'s delivered data in [t0, t1] on the wire (payload × packet size / MSS), bits per second:
+    comparable with the link's rate and with what the cross traffic leaves of it."""
+    tr = r.spec["flows"][flow]["transport"]
+    return goodput(r, flow, t0, t1) * float(tr["packet_size"]) / float(tr["mss"])
+
+
+def available(r: Result, flows: Iterable[int], t0: float, t1: float, link: int = 0) -> float:
+    """C_avail over [t0, t1]: the link's rate minus what the cross traffic carried (the link's transmitted
+    bits minus the ``flows``' delivered wire bits; their retransmissions, ~0.1 % here, count as cross traffic)."""
+    rate = float(r.summary["links"][link]["rate_bps"])
+    return rate - (utilization(r, t0, t1, link) * rate - sum(wire_rate(r, i, t0, t1) for i in flows))
+
+
+# The equal-share criterion of the convergence rows (D2, D3): a flow has reached its share when its wire rate,
+# averaged over SHARE_HOLD seconds, first lies within ±SHARE_TOL of C_avail/n. 20 %: the cross traffic moves
+# C_avail by about that much from one second to the next on D2/D3's paths; 1 s: four RTTs at 246-260 ms.
+SHARE_TOL = 0.20
+SHARE_HOLD = 1.0
+
+
+def reach_share(r: Result, flow: int, t0: float, t1: float, share: float, tol: float = SHARE_TOL,
+                hold: float = SHARE_HOLD) -> float:
+    """Seconds after ``t0`` until flow ``flow`` has spent ``hold`` seconds at ``share`` ± ``tol``: the end of
+    the first interval [t, t + hold] (t on the sample grid, t ≥ t0) whose mean wire rate is within the band;
+    inf if none ends by ``t1``."""
+    f = r.flows[(r.flows["flow"] == flow) & (r.flows["t"] >= t0 - 1e-9) & (r.flows["t"] <= t1 + 1e-9)]
+    t = f["t"].to_numpy(float)
+    tr = r.spec["flows"][flow]["transport"]
+    bits = f["delivered_bytes"].to_numpy(float) * 8.0 * float(tr["packet_size"]) / float(tr["mss"])
+    end = np.searchsorted(t, t + hold - 1e-9)  # the first sample at or after t + hold
+    ok = end < len(t)
+    if not ok.any():
+        return float("inf")
+    i = np.nonzero(ok)[0]
+    rate = (bits[end[i]] - bits[i]) / (t[end[i]] - t[i])
+    hit = i[np.abs(rate - share) <= tol * share]
+    return float(t[end[hit[0]]] - t0) if len(hit) else float("inf")
+
+
 def settle_time(r: Result, flow: int, t0: float, t1: float, target: float, frac: float = 0.9) -> float:
     """Seconds after ``t0`` until flow's per-sample rate first reaches ``frac`` × ``target`` (inf if never
     in [t0, t1])."""
