@@ -248,6 +248,33 @@ def test_loss_schedule_probability(base):
     reject(base, "topology.bottleneck.loss_schedule", "[0, 1]")
 
 
+@pytest.mark.parametrize("sched, words", [
+    ([["0s", "10ms"], ["8s", "300ms"], ["8s", "10ms"]], ["strictly increasing"]),
+    ([["-1s", "10ms"]], ["[0] time", ">= 0"]),
+    ([["0s", "-10ms"]], ["[0] delay", ">= 0"]),
+    ([["0s", "10ms"], ["1s", "2min"]], ["[1] delay", "<= 60"]),
+    ([["0s", "fast"]], ["[0] delay"]),
+])
+def test_delay_schedule_checked(base, sched, words):
+    base["topology"]["bottleneck"]["delay_schedule"] = sched
+    reject(base, "topology.bottleneck.delay_schedule", *words)
+
+
+def test_delay_schedule_below_the_jitter(base):
+    base["topology"]["bottleneck"].update(delay="10ms", jitter="5ms", delay_schedule=[["1s", "2ms"]])
+    reject(base, "topology.bottleneck", "delay_schedule[0]", "below the link's jitter")
+
+
+def test_cli_bad_delay_schedule_exit_2(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('duration = "2s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\nrate = "10Mbps"\n'
+                 'delay_schedule = [["1s", "300ms"], ["0.5s", "10ms"]]\n[[flows]]\ncc = "newreno"\nrtt = "40ms"\n')
+    r = run_cli("validate", str(p))
+    assert r.returncode == 2
+    assert "topology.bottleneck.delay_schedule" in r.stderr and "strictly increasing" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_buffer_fractional_packets(base):
     base["topology"]["bottleneck"]["buffer"] = 2.5
     msg = reject(base, "topology.bottleneck.buffer", "whole number")

@@ -110,6 +110,22 @@ def test_count_start_stop_size_pass_through(base):
     assert flows[0]["start"] == 0.0 and flows[0]["stop"] is None and flows[0]["size"] is None
 
 
+def test_delay_schedule_on_the_forward_links_only(base):
+    base["topology"]["bottleneck"].update(delay="10ms", delay_schedule=[["0s", "10ms"], ["8s", "300ms"], ["8.5s", "10ms"]])
+    spec = cclab.Scenario.from_dict(base).to_spec()
+    fwd, rev = spec["links"]
+    assert fwd["delay_schedule"] == [[0.0, 0.01], [8.0, 0.3], [8.5, 0.01]] and fwd["delay"] == 0.01
+    # the ACK side keeps the constant delay, and a link without a schedule has no key (specs unchanged)
+    assert "delay_schedule" not in rev
+    # a graph's cable is one medium: both directions take its schedule
+    g = {"kind": "graph", "nodes": ["a", "b"],
+         "links": [{"src": "a", "dst": "b", "rate": "10Mbps", "delay": "5ms", "delay_schedule": [["1s", "50ms"]]}]}
+    base["topology"] = g
+    base["flows"] = [{"cc": "newreno", "src": "a", "dst": "b"}]
+    links = cclab.Scenario.from_dict(base).to_spec()["links"]
+    assert [l["delay_schedule"] for l in links] == [[[1.0, 0.05]]] * 2
+
+
 def test_dumbbell_links_red_params_loss_schedule_and_reverse(base):
     b = base["topology"]["bottleneck"]
     b.update(queue="red", params={"min_th": 5, "max_th": 15, "max_p": 0.1}, loss=0.001,

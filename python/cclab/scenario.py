@@ -111,6 +111,7 @@ MIN_PACKET, MAX_PACKET = _LIMITS["min_packet_size"], _LIMITS["max_packet_size"]
 MAX_INITIAL_CWND = _LIMITS["max_initial_cwnd"]
 MAX_WINDOW = _LIMITS["max_window_pkts"]
 MAX_RTO = _LIMITS["max_rto_ns"] / 1e9  # seconds
+MAX_SCHEDULED_DELAY = _LIMITS["max_scheduled_delay_ns"] / 1e9  # seconds
 MAX_BUFFER_PKTS, MAX_BUFFER_BYTES = _LIMITS["max_buffer_pkts"], _LIMITS["max_buffer_bytes"]
 MAX_FLOW_SIZE = _LIMITS["max_flow_size"]
 MAX_FLOWS = _LIMITS["max_flows"]
@@ -334,6 +335,10 @@ class Link(_Model):
     """Bernoulli loss probability of data packets arriving at the link."""
     loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
     """[[time, probability], ...], strictly increasing times: the loss probability from each time on."""
+    delay_schedule: list[tuple[Quantity, Quantity]] = Field(default_factory=list)
+    """[[time, delay], ...], strictly increasing times: the one-way propagation delay from each time on
+    (``delay`` before the first). A packet takes the delay in force when it finishes serialisation, and
+    never overtakes the one ahead of it (docs/scenario.md, "Delay schedules")."""
     jitter: Quantity = 0
     """Delay jitter (a time, at most ``delay``): each packet's delay is ``delay`` ± uniform(``jitter``), or
     normal with this standard deviation (``jitter_distribution``)."""
@@ -372,6 +377,11 @@ class Link(_Model):
         if parse_time(self.jitter) > parse_time(self.delay):
             raise ValueError(f"jitter {show(self.jitter)} is larger than the link's delay {show(self.delay)}: the "
                              "delay would go below 0 (give the link a delay of at least the jitter)")
+        jitter = parse_time(self.jitter)
+        for i, (_, d) in enumerate(self.delay_schedule):
+            if parse_time(d) < jitter:
+                raise ValueError(f"delay_schedule[{i}]: delay {show(d)} is below the link's jitter {show(self.jitter)}: "
+                                 "the delay would go below 0")
         if self.reorder > 0 and parse_time(self.delay) == 0:
             raise ValueError("reorder lets packets skip the link's delay, and this link has none: give it a delay")
         return self
@@ -390,6 +400,23 @@ class Link(_Model):
                 raise ValueError(f"[{i}] time {e}") from None
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"[{i}] loss probability must be in [0, 1], got {p}")
+        times = [parse_time(t) for t, _ in v]
+        if any(b <= a for a, b in zip(times, times[1:])):
+            raise ValueError(f"times must be strictly increasing, got {show([t for t, _ in v])}")
+        return v
+
+    @field_validator("delay_schedule")
+    @classmethod
+    def _delay_sched(cls, v: list[tuple[Quantity, Quantity]]) -> list[tuple[Quantity, Quantity]]:
+        for i, (t, d) in enumerate(v):
+            try:
+                nonneg(parse_time, hi=MAX_TIME)(t)
+            except ValueError as e:
+                raise ValueError(f"[{i}] time {e}") from None
+            try:
+                nonneg(parse_time, hi=MAX_SCHEDULED_DELAY)(d)
+            except ValueError as e:
+                raise ValueError(f"[{i}] delay {e}") from None
         times = [parse_time(t) for t, _ in v]
         if any(b <= a for a, b in zip(times, times[1:])):
             raise ValueError(f"times must be strictly increasing, got {show([t for t, _ in v])}")
@@ -955,6 +982,8 @@ class _Resolver:
                 "loss": cfg.loss, "loss_schedule": [[parse_time(t), p] for t, p in cfg.loss_schedule],
                 "loss_data_only": True,
                 # (added only when set, so a spec without them is byte for byte what it was)
+                **({"delay_schedule": [[parse_time(t), parse_time(d)] for t, d in cfg.delay_schedule]}
+                   if cfg.delay_schedule else {}),
                 **({"trace_ms": list(traces.load(cfg.trace).times_ms)} if cfg.trace is not None else {}),
                 **({"jitter": parse_time(cfg.jitter), "jitter_dist": cfg.jitter_distribution,
                     "jitter_reorder": cfg.jitter_reorder, "reorder": cfg.reorder, "duplicate": cfg.duplicate}

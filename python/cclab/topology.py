@@ -40,6 +40,8 @@ class Link(Protocol):
     @property
     def loss_schedule(self) -> Any: ...
     @property
+    def delay_schedule(self) -> Any: ...
+    @property
     def trace(self) -> Optional[str]: ...
     @property
     def jitter(self) -> Any: ...
@@ -139,6 +141,8 @@ class DirectedLink:
     jitter_reorder: bool = False
     reorder: float = 0.0
     duplicate: float = 0.0
+    delay_schedule: list[tuple[Any, Any]] = dataclass_field(default_factory=list)
+    """The forward direction's delay schedule; an ACK side keeps the constant ``delay``."""
 
     def jitter_on(self) -> bool:
         """Whether any netem-like impairment is set."""
@@ -149,7 +153,7 @@ class DirectedLink:
         """The direction that takes every setting of the link."""
         return cls(field, link.rate_bps(), link.delay, link.buffer, link.queue, dict(link.params), link.loss,
                    list(link.loss_schedule), link.trace, link.jitter, link.jitter_distribution, link.jitter_reorder,
-                   link.reorder, link.duplicate)
+                   link.reorder, link.duplicate, list(link.delay_schedule))
 
     @classmethod
     def ack_side(cls, link: Link, field: str) -> DirectedLink:

@@ -461,7 +461,7 @@ fn mean_sojourn(l: &LinkSeries, a: f64, b: f64) -> f64 {
 }
 
 /// A flow's host latency over the window (ms, `[p50, p99]` over its samples there; None without any,
-/// or with link jitter): at each sample, its smoothed RTT minus what the emulated path accounts for —
+/// or with link jitter or a delay schedule): at each sample, its smoothed RTT minus what the emulated path accounts for —
 /// the configured round-trip propagation, one data packet's transmission at the bottleneck's capacity
 /// in the window (a trace's mean, or the rate), and the mean sojourn in
 /// the data path's queues (over the sample interval shifted back by half the RTT, when the packets now
@@ -479,7 +479,12 @@ fn host_latency_ms(
 ) -> Option<[f64; 2]> {
     // Jitter is delay variation the emulator adds on purpose, which this estimate cannot tell from the
     // hosts' (with order kept it skews delays up: 1.5 ms of "host latency" on a 20 ms ± 5 ms link).
-    if spec.links.iter().any(|l| l.jitter > 0.0) {
+    // A delay schedule likewise (a 300 ms spike would read as 280 ms of host latency).
+    if spec
+        .links
+        .iter()
+        .any(|l| l.jitter > 0.0 || !l.delay_schedule.is_empty())
+    {
         return None;
     }
     // One data packet's transmission at the path's slowest link (the bottleneck).

@@ -53,6 +53,11 @@ pub const MAX_WINDOW_PKTS: u64 = 1 << 20;
 /// minimum may not exceed.
 pub const MAX_RTO_NS: u64 = 60 * 1_000_000_000;
 
+/// Largest delay a link's `delay_schedule` may set, nanoseconds (60 s, the transport's maximum RTO):
+/// a spike is a path event of milliseconds to seconds; a minute-long one is an outage, which a
+/// capacity trace or `loss_schedule` writes better.
+pub const MAX_SCHEDULED_DELAY_NS: u64 = 60 * 1_000_000_000;
+
 /// Largest buffer, packets (also bounds a "BDP" buffer once resolved).
 pub const MAX_BUFFER_PKTS: u64 = 1_000_000_000;
 /// Largest buffer, bytes.
@@ -96,6 +101,7 @@ pub const ALL: &[(&str, u64)] = &[
     ("max_initial_cwnd", MAX_INITIAL_CWND),
     ("max_window_pkts", MAX_WINDOW_PKTS),
     ("max_rto_ns", MAX_RTO_NS),
+    ("max_scheduled_delay_ns", MAX_SCHEDULED_DELAY_NS),
     ("max_buffer_pkts", MAX_BUFFER_PKTS),
     ("max_buffer_bytes", MAX_BUFFER_BYTES),
     ("max_shape", MAX_SHAPE),

@@ -56,6 +56,13 @@ pub struct LinkSpec {
     /// Empty = constant `loss`.
     #[serde(default)]
     pub loss_schedule: Vec<(f64, f64)>,
+    /// Time-varying propagation delay: [(t, delay), …] in seconds, strictly increasing t; from each t
+    /// on, a packet that finishes serialisation takes this delay (before the first t: `delay`).
+    /// Packets never overtake each other on the link: an arrival is at least the previous one (a
+    /// delay drop bunches packets up instead of reordering them). Empty = constant `delay`. Left out
+    /// of the JSON when empty, so a spec without it is byte for byte what it was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delay_schedule: Vec<(f64, f64)>,
     /// Apply random loss to data packets only (not ACKs / cross traffic). Default true.
     #[serde(default = "yes")]
     pub loss_data_only: bool,

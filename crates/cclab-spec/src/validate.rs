@@ -5,9 +5,9 @@
 
 use crate::limits::{
     self, MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_DELAYED_ACK, MAX_FLOWS, MAX_FLOW_SIZE,
-    MAX_INITIAL_CWND, MAX_PACKET_SIZE, MAX_RATE_BPS, MAX_RTO_NS, MAX_SERIES_ROWS, MAX_SHAPE,
-    MAX_TIME_NS, MAX_TRACE_LINES, MAX_TRACE_MS, MAX_WINDOW_PKTS, MIN_PACKET_SIZE, MIN_RATE_BPS,
-    SEED_LIMIT,
+    MAX_INITIAL_CWND, MAX_PACKET_SIZE, MAX_RATE_BPS, MAX_RTO_NS, MAX_SCHEDULED_DELAY_NS,
+    MAX_SERIES_ROWS, MAX_SHAPE, MAX_TIME_NS, MAX_TRACE_LINES, MAX_TRACE_MS, MAX_WINDOW_PKTS,
+    MIN_PACKET_SIZE, MIN_RATE_BPS, SEED_LIMIT,
 };
 use crate::spec::{FlowSpec, RunSpec, StartSpec};
 use crate::SpecError;
@@ -39,6 +39,33 @@ fn check_time(t: f64, field: impl Into<String>, max: f64) -> Result<(), SpecErro
             field,
             format!("must be a time in [0, {max} s], got {t}"),
         ));
+    }
+    Ok(())
+}
+
+/// A link's delay schedule: times in [0, `MAX_TIME_S`] strictly increasing, delays in [0, the
+/// scheduled-delay limit] and, on a jittered link, at least the jitter (the delay cannot go below 0).
+fn check_delay_schedule(l: &crate::spec::LinkSpec, i: usize) -> Result<(), SpecError> {
+    let max_d = MAX_SCHEDULED_DELAY_NS as f64 / 1e9;
+    let mut prev = -1.0;
+    for (k, &(t, d)) in l.delay_schedule.iter().enumerate() {
+        let field = format!("links[{i}].delay_schedule[{k}]");
+        if !(0.0..=MAX_TIME_S).contains(&t) || t <= prev {
+            return Err(err(
+                field,
+                format!("times must be in [0, {MAX_TIME_S} s] and strictly increasing, got {t}"),
+            ));
+        }
+        if !(l.jitter..=max_d).contains(&d) {
+            return Err(err(
+                field,
+                format!(
+                    "the delay must be in [{} s (the link's jitter), {max_d} s], got {d}",
+                    l.jitter
+                ),
+            ));
+        }
+        prev = t;
     }
     Ok(())
 }
@@ -185,6 +212,7 @@ impl RunSpec {
                     ));
                 }
             }
+            check_delay_schedule(l, i)?;
         }
         let nl = self.links.len();
         if self.flows.len() as u64 > MAX_FLOWS {
@@ -416,6 +444,7 @@ mod tests {
             queue_params: Default::default(),
             loss: 0.0,
             loss_schedule: vec![],
+            delay_schedule: vec![],
             loss_data_only: true,
             trace_ms: vec![],
             jitter: 0.0,
@@ -471,6 +500,18 @@ mod tests {
         let mut s = spec();
         s.links[1].loss_schedule = vec![(1.0, 1.5)];
         assert_eq!(field(&s), "links[1].loss_schedule[0]");
+        // a repeated time (entry 1), a negative time, a negative delay, over the limit, not a number
+        for (bad, k) in [
+            (vec![(1.0, 0.1), (1.0, 0.2)], 1),
+            (vec![(-1.0, 0.1)], 0),
+            (vec![(0.0, -0.1)], 0),
+            (vec![(0.0, 61.0)], 0),
+            (vec![(0.0, f64::NAN)], 0),
+        ] {
+            let mut s = spec();
+            s.links[0].delay_schedule = bad;
+            assert_eq!(field(&s), format!("links[0].delay_schedule[{k}]"));
+        }
         let mut s = spec();
         s.flows[0].ack_path = vec![1, 2];
         assert_eq!(

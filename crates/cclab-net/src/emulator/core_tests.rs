@@ -225,6 +225,11 @@ fn fq_codel_keeps_a_sparse_flow_out_of_a_bulk_flows_queue() {
 fn impaired(im: Impairments) -> (Vec<u16>, Vec<Nanos>, LinkCounters) {
     let mut cfg = LinkConfig::droptail(100e6, 20 * NS_PER_MS, 1000);
     cfg.impair = Some(im);
+    deliveries(cfg)
+}
+
+/// Delivery order (by source port) and delays of 2000 packets sent 1 ms apart over link `cfg`.
+fn deliveries(cfg: LinkConfig) -> (Vec<u16>, Vec<Nanos>, LinkCounters) {
     let mut e = Emulator::new(cfg.clone(), cfg, 1).unwrap();
     let (mut order, mut delays) = (Vec::new(), Vec::new());
     let mut sent = vec![0; 2000];
@@ -284,6 +289,50 @@ fn jitter_reordering_and_duplication_on_the_emulated_link() {
         (2060..2140).contains(&c.delivered) && c.arrivals == c.delivered,
         "{c:?}"
     );
+}
+
+/// A delay schedule, as in the simulator: 20 ms, 300 ms from 0.5 s, 20 ms again from 1 s. A packet
+/// takes the delay in force when it finishes serialisation; after the drop, packets wait behind the
+/// spike's last one instead of overtaking it.
+#[test]
+fn a_delay_spike_delays_what_is_sent_in_it_and_keeps_the_order() {
+    let mut cfg = LinkConfig::droptail(100e6, 20 * NS_PER_MS, 1000);
+    cfg.delay_schedule = vec![
+        (500 * NS_PER_MS, 300 * NS_PER_MS),
+        (NS_PER_SEC, 20 * NS_PER_MS),
+    ];
+    let (order, delays, c) = deliveries(cfg);
+    assert_eq!(c.delivered, 2000);
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "reordered");
+    let tx = 120 * NS_PER_US; // 1500 bytes at 100 Mbit/s
+                              // Packet i is sent at i ms and finishes serialising 120 µs later (the link is otherwise idle).
+    let mut last = 0;
+    for (i, &d) in delays.iter().enumerate() {
+        let done = i as u64 * NS_PER_MS + tx;
+        let prop = if (500 * NS_PER_MS..NS_PER_SEC).contains(&done) {
+            300 * NS_PER_MS
+        } else {
+            20 * NS_PER_MS
+        };
+        let at = (done + prop).max(last);
+        assert_eq!(d, at - i as u64 * NS_PER_MS, "packet {i}");
+        last = at;
+    }
+    // sent 0.5 s - 0.12 ms .. 1 s - 0.12 ms: the spike's 300 ms (500 packets)
+    assert_eq!(
+        delays
+            .iter()
+            .filter(|&&d| d == 300 * NS_PER_MS + tx)
+            .count(),
+        500
+    );
+    // sent at 1.000 - 1.278 s: held behind the spike's last packet (sent at 0.999 s, arriving at
+    // 1.29912 s), which packet 1279 (arriving at 1.29912 s itself) no longer is
+    let held = delays[1000..]
+        .iter()
+        .filter(|&&d| d > 20 * NS_PER_MS + tx)
+        .count();
+    assert_eq!(held, 279);
 }
 
 #[test]

@@ -31,6 +31,10 @@ pub struct LinkConfig {
     pub loss: f64,
     pub loss_schedule: Vec<(Nanos, f64)>,
     pub loss_data_only: bool,
+    /// The propagation delay from each time on (`delay` before the first), as in the simulator: a
+    /// packet takes the delay in force when it finishes serialisation, and never overtakes the one
+    /// ahead of it.
+    pub delay_schedule: Vec<(Nanos, Nanos)>,
     /// Wire size of a full data packet (RED's typical packet).
     pub packet_size: u32,
     /// Trace-driven capacity (delivery opportunities, ms) in place of `rate_bps`; empty = constant rate.
@@ -54,6 +58,7 @@ impl LinkConfig {
             loss: 0.0,
             loss_schedule: Vec::new(),
             loss_data_only: true,
+            delay_schedule: Vec::new(),
             packet_size: 1500,
             trace_ms: Vec::new(),
             impair: None,
@@ -77,6 +82,11 @@ impl LinkConfig {
                 .map(|&(t, p)| (from_secs(t), p))
                 .collect(),
             loss_data_only: l.loss_data_only,
+            delay_schedule: l
+                .delay_schedule
+                .iter()
+                .map(|&(t, d)| (from_secs(t), from_secs(d)))
+                .collect(),
             packet_size,
             trace_ms: l.trace_ms.clone(),
             impair: l.impairments(),
@@ -89,6 +99,15 @@ impl LinkConfig {
             .rev()
             .find(|(s, _)| *s <= t)
             .map_or(self.loss, |&(_, p)| p)
+    }
+
+    /// The propagation delay of a packet that finishes serialisation at `t`.
+    fn delay_at(&self, t: Nanos) -> Nanos {
+        self.delay_schedule
+            .iter()
+            .rev()
+            .find(|(s, _)| *s <= t)
+            .map_or(self.delay, |&(_, d)| d)
     }
 }
 
@@ -387,10 +406,17 @@ impl Link {
             self.counters.departures += 1;
             self.counters.departure_bytes += bytes;
             self.counters.sojourn_ns += s.saturating_sub(q.arrival);
+            let delay = self.cfg.delay_at(self.free_at);
             match &mut self.cfg.impair {
-                None => self.prop.push_back((self.free_at + self.cfg.delay, q.pkt)),
+                None => {
+                    // FIFO: after a drop in a scheduled delay a packet waits for the one ahead of it
+                    // rather than overtaking it (a constant delay keeps the order anyway).
+                    let behind = self.prop.back().map_or(0, |&(t, _)| t);
+                    let at = (self.free_at + delay).max(behind);
+                    self.prop.push_back((at, q.pkt));
+                }
                 Some(im) => {
-                    let at = im.arrival(self.free_at, self.cfg.delay, &mut self.rng);
+                    let at = im.arrival(self.free_at, delay, &mut self.rng);
                     // kept sorted by delivery time (nearly always at the back)
                     let k = self.prop.partition_point(|&(t, _)| t <= at);
                     self.prop.insert(k, (at, q.pkt));

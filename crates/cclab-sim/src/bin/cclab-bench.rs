@@ -54,6 +54,7 @@ fn spec(
         queue_params: Params::new(),
         loss: 0.0,
         loss_schedule: vec![],
+        delay_schedule: vec![],
         loss_data_only: true,
         trace_ms: vec![],
         jitter: 0.0,

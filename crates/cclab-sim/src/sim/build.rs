@@ -67,6 +67,11 @@ fn build_link(spec: &RunSpec, i: usize, l: &LinkSpec) -> Result<Link, SpecError>
     link.trace =
         (!l.trace_ms.is_empty()).then(|| TraceService::new(&l.trace_ms, OPPORTUNITY_BYTES));
     link.impair = l.impairments();
+    link.delay_schedule = l
+        .delay_schedule
+        .iter()
+        .map(|&(t, d)| (from_secs(t), from_secs(d)))
+        .collect();
     Ok(link)
 }
 

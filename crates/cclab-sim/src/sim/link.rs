@@ -37,6 +37,12 @@ pub(super) struct Link {
     pub(super) loss: f64,
     pub(super) loss_data_only: bool,
     pub(super) schedule: Vec<(Nanos, f64)>,
+    /// The delay schedule: (time, delay) from each time on (`delay` before the first), and the index of
+    /// the entry in force at the last departure (departures come in time order, so it only moves on).
+    /// Looked up at each departure rather than changed by an event: no event is added, so a spec
+    /// without a schedule runs the same event sequence as before.
+    pub(super) delay_schedule: Vec<(Nanos, Nanos)>,
+    delay_at: usize,
     /// The last packet size serialised and its time at `rate_bps`: a link carries one or two sizes
     /// (data, ACKs), and the division behind `tx_time` was a third of `start_tx`'s time.
     tx_memo: (u32, Nanos),
@@ -101,6 +107,8 @@ impl Link {
             loss,
             loss_data_only,
             schedule,
+            delay_schedule: Vec::new(),
+            delay_at: 0,
             trace: None,
             impair: None,
             next_arrive: 0,
@@ -139,6 +147,25 @@ impl Link {
             self.tx_memo = (bytes, tx_time(bytes as u64, self.rate_bps));
         }
         self.tx_memo.1
+    }
+
+    /// The propagation delay of a packet that finishes serialisation at `now` (calls come in time order).
+    #[inline]
+    pub(super) fn delay_now(&mut self, now: Nanos) -> Nanos {
+        if self.delay_schedule.is_empty() {
+            return self.delay;
+        }
+        while self
+            .delay_schedule
+            .get(self.delay_at)
+            .is_some_and(|&(t, _)| t <= now)
+        {
+            self.delay_at += 1;
+        }
+        match self.delay_at {
+            0 => self.delay,
+            k => self.delay_schedule[k - 1].1,
+        }
     }
 
     /// Brings the queue-length integral up to `now`.
@@ -308,8 +335,9 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         let i = link.in_service;
-        let delay = link.delay;
-        let direct = delay == 0 && link.impair.is_none();
+        let delay = link.delay_now(now);
+        let scheduled = !link.delay_schedule.is_empty();
+        let direct = delay == 0 && link.impair.is_none() && !scheduled;
         if let Some(im) = &mut link.impair {
             let arrive = im.arrival(now, delay, &mut link.rng);
             if im.reorders() {
@@ -326,8 +354,11 @@ impl Simulation {
                 }
                 link.pipe.q.push_back((arrive, i));
             }
-        } else if delay > 0 {
-            let arrive = now.saturating_add(delay);
+        } else if delay > 0 || scheduled {
+            // FIFO: after a drop in a scheduled delay, a packet waits for the one ahead of it rather
+            // than overtaking it (a constant delay gives this anyway).
+            let behind = link.pipe.q.back().map_or(0, |&(t, _)| t);
+            let arrive = now.saturating_add(delay).max(behind);
             // One pending LinkArrive per non-empty pipe: schedule only when the pipe was empty.
             if link.pipe.q.is_empty() {
                 self.ev.push(arrive, Event::LinkArrive(l as u32));

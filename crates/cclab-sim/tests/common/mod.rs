@@ -19,6 +19,7 @@ pub fn link(rate_bps: f64, buffer_pkts: u32, queue: &str) -> LinkSpec {
         queue_params: Params::new(),
         loss: 0.0,
         loss_schedule: vec![],
+        delay_schedule: vec![],
         loss_data_only: true,
         trace_ms: vec![],
         jitter: 0.0,

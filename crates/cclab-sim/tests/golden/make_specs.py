@@ -61,6 +61,16 @@ def build_specs() -> dict[str, dict]:
         "flows": [{"cc": "reno", "rtt": "20ms"}, {"cc": "cubic", "rtt": "50ms", "start": "0.3s"}],
     })
     specs["trace_red"] = sc.to_spec(trace_packets=True)
+    # A delay spike: the bottleneck's one-way delay 20 ms -> 300 ms for 0.5 s, then back (the delay
+    # schedule's in-order arrivals and its spurious timeout, RACK and undo with Linux's defaults).
+    sc = Scenario.from_dict({
+        "name": "delay_spike", "duration": "5s", "seed": 4, "sample_interval": "50ms",
+        "topology": {"kind": "dumbbell", "bottleneck": {
+            "rate": "20Mbps", "delay": "20ms", "buffer": "BDP",
+            "delay_schedule": [["2s", "300ms"], ["2.5s", "20ms"]]}},
+        "flows": [{"cc": "cubic", "rtt": "50ms"}, {"cc": "bbr", "rtt": "50ms", "start": "0.2s"}],
+    })
+    specs["delay_spike"] = sc.to_spec()
     return specs
 
 
