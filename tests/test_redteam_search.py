@@ -187,3 +187,13 @@ def test_an_output_that_is_not_a_file_is_refused_before_any_run(tmp_path: Path, 
     err = r.stderr.decode()
     assert r.returncode == 2 and err.startswith("error: --out:") and len(err.splitlines()) == 1, err[-400:]
     assert not (tmp_path / "o" / "runs").exists()
+
+
+def test_a_missing_trace_with_a_long_path_is_quoted_cut() -> None:
+    # Found by this round's `make fuzz-scenarios` (seed 1, case 47546): a 5,000-character trace path that cannot be
+    # read was quoted whole, a message of 5,129 characters (a capacity adversary's trace goes through this too).
+    from cclab import traces
+
+    with pytest.raises(ValueError) as e:
+        traces.load("x" * 5000)
+    assert len(str(e.value)) < 400 and "(5" in str(e.value), str(e.value)[:200]

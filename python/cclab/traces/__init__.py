@@ -109,7 +109,10 @@ def load(value: str) -> Trace:
     try:
         key = _cache_key(path)
     except OSError as e:
-        raise ValueError(f"cannot read trace file {str(path)!r}: {e.strerror or e} (shipped traces: "
+        from ..units import show_value
+
+        shown = repr(str(path)) if len(str(path)) <= 200 else show_value(str(path))  # a 5,000-character path: cut
+        raise ValueError(f"cannot read trace file {shown}: {e.strerror or e} (shipped traces: "
                          f"{', '.join(builtin())})") from None
     if key in _CACHE:
         return _CACHE[key]
