@@ -14,10 +14,14 @@ RTT on the bottleneck (the jitter and `reorder` need a link delay to act on), ov
   packets deep;
 - `reorder-0.1%` / `reorder-1%`: that share of packets skips the link's delay (netem `reorder`);
 - `cellular`: the shipped synthetic cellular trace (mean 13.9 Mbit/s) in place of the rate;
-- `spike`: 50 Mbit/s from a trace with two 0.4 s outages (at 8 s and 14 s). cclab has no delay schedule,
-  so the outage stands in for a delay spike: the packets queued when it starts wait 0.4 s and then
+- `spike`: 50 Mbit/s from a trace with two 0.4 s outages (at 8 s and 14 s). Written before cclab had a
+  delay schedule, as a stand-in for a delay spike: the packets queued when it starts wait 0.4 s and then
   arrive, longer than the ~0.24 s RTO, which provokes a spurious timeout (and, with the queue full, real
   drops of what arrives at the full buffer);
+- `delayspike`: the delay spike itself (the link's `delay_schedule`): all 40 ms of the RTT on the
+  bottleneck, its one-way delay 20 ms, 300 ms from 8 s, 20 ms again from 8.5 s. What leaves the queue in
+  that half second arrives 300 ms later, and what follows waits behind it (packets keep their order);
+  the ACKs stop for ~0.3 s, longer than the RTO, and nothing is dropped by the spike itself;
 - `clean-bdp`: the clean dumbbell (CUBIC only): the same link, no impairment, one BDP of buffer, 40 ms;
 - `clean-200`: the same link unimpaired with its 200-packet buffer (BBR only: Linux's BBR keeps that
   buffer full on the impaired paths, and this tells whether the impairment is why).
@@ -74,6 +78,7 @@ PATHS: dict[str, dict] = {
     "reorder-1%": {"reorder": 0.01},
     "cellular": {"rate": None, "trace": "cellular"},
     "spike": {"rate": None, "trace": "SPIKE"},
+    "delayspike": {"delay": "20ms", "delay_schedule": [["8s", "300ms"], ["8.5s", "20ms"]]},
     "clean-bdp": {"buffer": "BDP"},
     "clean-200": {},
 }
