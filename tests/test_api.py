@@ -55,4 +55,5 @@ def test_limits_come_from_rust():
     assert (scenario.MIN_RATE, scenario.MAX_RATE) == (1e3, 1e13)
     assert (scenario.MIN_PACKET, scenario.MAX_PACKET) == (64, 65535)
     assert scenario.MAX_RTO == 60.0
+    assert scenario.MAX_SCHEDULED_DELAY == lim["max_scheduled_delay_ns"] / 1e9 == 60.0
     assert (scenario.DEFAULT_MAX_MEMORY, scenario.DEFAULT_MAX_EVENTS) == (4 * 2**30, 2 * 10**9)
