@@ -107,3 +107,23 @@ def test_l2_libra_to_libra_rows_are_computed_from_the_flows():
     assert libra.libra_to_newreno(s) == pytest.approx(0.2)  # x̄_NR = 20: |18/20 − 1| = 0.1, |24/20 − 1| = 0.2
     assert libra.pair_jain(s, (0, 1)) == pytest.approx(40 ** 2 / (2 * (100 + 900)))  # 0.8
     assert libra.pair_jain(s, (2, 3)) == pytest.approx(42 ** 2 / (2 * (324 + 576)))  # 0.98
+
+
+def test_l3_at_622_mbps_libra_fills_the_pipe_and_the_row_fails_for_newreno_without_sack():
+    # §IV.C.1's other rates, at a tenth of the duration (30 s, measured 10-30 s; NewReno without SACK 100 s):
+    # Libra reaches the pipe in ~4 s, so the quick size keeps the full size's verdict (seeds 1-5 full size:
+    # 100.0 ± 0.0 %). Mutation: NewReno without SACK in Libra's place (1.8 % over 100-1000 s at full size)
+    # turns the row false. NewReno with SACK would not (100.0 %: the "NewReno does not" row that does not
+    # hold, explained under L3's table): this row tells Libra from a NewReno that cannot repair the slow-start
+    # overshoot, not from one that can.
+    rates = libra.L3_RATES_MBPS
+    assert rates == (400, 500, 622)
+    keys = [libra._l3_key(cc, 622) for cc in ("libra", "newreno", "newreno without SACK")]
+    runs = _runs("L3", tuple(keys), rp.QUICK_FACTOR)
+    assert runs[keys[0]][0].summary["links"][0]["rate_bps"] == 622e6
+    assert float(runs[keys[2]][0].spec["duration"]) == pytest.approx(100)  # the paper's 1000 s, at a tenth
+    rows = libra.l3_rate_rows(runs, 622)
+    assert rows[0].claim == "Libra scales to 622 Mbit/s × 160 ms" and rows[0].seeds_held == (3, 3), rows[0]
+    assert rows[2].seeds_held == (3, 3), rows[2]  # without SACK far below half of Libra's
+    mutated = libra.l3_rate_rows({**runs, keys[0]: runs[keys[2]]}, 622)
+    assert mutated[0].seeds_held == (0, 3) and mutated[0].holds is False, mutated[0]
