@@ -724,6 +724,7 @@ def _l3_figure(res: Runs) -> dict[str, Any]:
             ax.set_xlabel("time (s)")
         axes[0].set_ylabel("acknowledged packets")
         axes[-1].legend(fontsize=8)
+        fig2.tight_layout()
         out["l3_rates_acked_vs_time"] = fig2
     return out
 
