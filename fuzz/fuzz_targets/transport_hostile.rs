@@ -118,6 +118,10 @@ fn case(u: &mut Unstructured) -> Result<Case> {
         // Both ends keyed (the real datapath) or not (the simulator): hostile data is refused as
         // unverified in the first, taken inside the window in the second.
         keyed: u.arbitrary()?,
+        // Linux's receiver rules (ACK every second segment, D-SACK) and sender (RACK, undo), as the proptests
+        // of tests/hostile.rs run them.
+        linux_receiver: u.arbitrary()?,
+        linux_sender: u.arbitrary()?,
     };
     let mut events = Vec::new();
     while !u.is_empty() && events.len() < 48 {
