@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,35 @@ def test_found_candidates_are_scenarios(name: str) -> None:
 
     sc = Scenario.load(ROOT / "searches" / "found" / f"{name}.toml")
     assert sc.seed == 1
+
+
+@pytest.mark.parametrize("name", ["shrew", "bbr_vs_cubic", "libra_rtt", "maxnet_queue", "fast_fairness",
+                                  "binomial_friendliness", "madison_loss"])
+def test_shipped_searches_name_their_transport(name: str) -> None:
+    # docs/search.md quotes these searches' numbers: a base that left the transport to the default would move them
+    # silently when the default changes (as it did from the papers' transport to Linux's).
+    s = search.load(ROOT / "searches" / f"{name}.toml")
+    assert s.base.get("transport", {}).get("profile") in ("linux", "paper"), name
+
+
+@pytest.mark.parametrize("name", ["fast_fairness", "binomial_friendliness", "madison_loss"])
+def test_found_candidates_reproduce_their_value(name: str) -> None:
+    # Each found candidate's first comment lines give the search's objective, the mean over its seeds; `cclab run`
+    # of the file with those seeds gives it to the digit (a deterministic simulator, floats written with repr).
+    # About 1-4 s per candidate (three runs).
+    import re
+
+    from cclab.runner import run
+
+    path = ROOT / "searches" / "found" / f"{name}.toml"
+    m = re.search(r"^# (.+?) = (\S+) \(mean over seeds \[([0-9, ]+)\]\)", path.read_text(), re.M)
+    assert m, path
+    with path.open("rb") as fh:
+        scen = tomllib.load(fh)
+    assert scen["transport"]["profile"] in ("linux", "paper")
+    seeds = [int(x) for x in m.group(3).split(",")]
+    vals = [search.metric_of(run(dict(scen, seed=k), None, progress=False).summary, m.group(1)) for k in seeds]
+    assert sum(v for v in vals if v is not None) / len(seeds) == float(m.group(2)), (vals, m.group(2))
 
 
 def test_confirm_reuses_real_runs_only_of_the_same_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
