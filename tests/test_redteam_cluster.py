@@ -14,21 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from sweepfile import REDTEAM_BASE
 
 CLI = [sys.executable, "-c", "from cclab.cli import main; main()"]
-BASE = """name = "rt"
-duration = "1s"
-seed = 1
-sample_interval = "100ms"
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[flows]]
-cc = "newreno"
-rtt = "40ms"
-"""
+BASE = REDTEAM_BASE
 SEARCH = """scenario = "base.toml"
 [[adversary]]
 kind = "loss"

@@ -9,22 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from sweepfile import REDTEAM_BASE
 
 from cclab import net
 
-BASE = """name = "rt"
-duration = "1s"
-seed = 1
-sample_interval = "100ms"
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[flows]]
-cc = "newreno"
-rtt = "40ms"
-"""
+BASE = REDTEAM_BASE
 
 
 @pytest.mark.skipif(net.find_binary() is None, reason="the cclab-net binary is not built (make build)")

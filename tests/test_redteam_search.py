@@ -14,23 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+from sweepfile import REDTEAM_BASE
 
 from cclab import search
 from cclab.scenario import ScenarioError
 
-BASE = """name = "rt"
-duration = "1s"
-seed = 1
-sample_interval = "100ms"
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "10Mbps"
-buffer = "BDP"
-[[flows]]
-cc = "newreno"
-rtt = "40ms"
-"""
+BASE = REDTEAM_BASE
 LOSS = '[[adversary]]\nkind = "loss"\nloss = [0.0, 0.05]\n'
 OBJ = '[objective]\nmetric = "flows[0].goodput_bps"\n'
 RANDOM = '[search]\nmethod = "random"\nevaluations = 2\nbatch = 2\n'
