@@ -578,7 +578,7 @@ def _b8_figure(res: Runs) -> dict[str, Any]:
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for i, f in r.flows.groupby("flow"):
         if i <= 5:
-            ax.plot(f["t"], f["cwnd_pkts"], lw=0.8 if i else 1.4, label="TCP" if i == 0 else f"IIAD {i}")
+            ax.plot(f["t"], f["cwnd"], lw=0.8 if i else 1.4, label="TCP" if i == 0 else f"IIAD {i}")
     ax.set(xlabel="time (s)", ylabel="window (packets)", title="B8: TCP joins 15 IIAD flows (seed 1)")
     ax.legend(fontsize=7, ncol=3)
     return {"b8_windows": fig}
