@@ -255,6 +255,16 @@ def test_bbr_matches_kernel_bbr():
     usual = lambda s: s["links"][0]["mean_queue_pkts"] <= BBR_STANDING_QUEUE
     kres = []  # every kernel run, so that the accepted (last) one's time series can be read
     kernel = quiet(lambda: (kres.append(net.run(KBBR_D, progress=False)) or kres[-1].summary), usual, 3)
+    if not usual(kernel):
+        # The reference itself is off its usual state in 3 runs in a row (1 in 500 on a quiet machine at its
+        # 1-in-8 rate): it cannot judge ours. Seen once, in a `make test` beside a 2-worker `cclab
+        # reproduce` (CPU pressure 15-16 %, below the disturbance threshold): Linux's BBR stood at 99
+        # packets, 52.1 ms, while ours (30.6 packets, 43.6 ms) and the simulator (30.9, 43.8) were in the
+        # usual state. Our side is still asserted when the kernel is in it: a BBR of ours that never
+        # leaves the standing queue fails.
+        pytest.skip(f"kernel BBR in its standing-queue state in all 3 runs (queue "
+                    f"{kernel['links'][0]['mean_queue_pkts']:.1f} packets, {figures(kernel)}); the statistical "
+                    "comparison over both states is test_bbr_matches_kernel_bbr_over_runs (make validate)")
     ours = quiet(lambda: net.run(BBR_D, progress=False).summary, usual, 3)
     sim = cclab.run(BBR_D, progress=False).summary
     for tag, s in [("kernel", kernel), ("ours", ours), ("sim", sim)]:
