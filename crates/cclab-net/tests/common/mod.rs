@@ -177,3 +177,41 @@ pub fn quiet_attempt<T>(mut attempt: impl FnMut() -> (T, Vec<(&'static str, f64)
     eprintln!("NOT CHECKED (machine disturbed in all {ATTEMPTS} attempts): {why}");
     None
 }
+
+/// User-mode CPU time (clock ticks) of the whole machine and of this process (all its threads: the
+/// emulator and the endpoints of an in-process run), from `/proc/stat` and `/proc/self/stat`; None where
+/// /proc lacks them.
+pub fn user_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let cpu: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .take(2)
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let me = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th.
+    let rest = &me[me.rfind(')')? + 2..];
+    let utime: u64 = rest.split_whitespace().nth(11)?.parse().ok()?;
+    Some((cpu[0] + cpu[1], utime))
+}
+
+/// How much of the machine other processes' user-mode work took while `run` ran: (their user ticks) /
+/// (elapsed ticks × CPUs), 0-1; None without /proc. A rate-bound sender (ours at 1 Gbit/s needs a whole
+/// core) loses goodput to another busy process without waking late, so neither lateness nor CPU
+/// pressure (our own three busy threads on two cores make 0.45 of it alone) shows it; this does. Our
+/// packets' kernel work (softirq, system time) is not user time, so it does not count.
+pub fn others_user_share<T>(run: impl FnOnce() -> T) -> (T, Option<f64>) {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let (a, t0) = (user_ticks(), std::time::Instant::now());
+    let r = run();
+    let share = a.zip(user_ticks()).map(|((m0, u0), (m1, u1))| {
+        let others = (m1 - m0).saturating_sub(u1 - u0) as f64;
+        others / (t0.elapsed().as_secs_f64() * hz * cpus).max(1.0)
+    });
+    (r, share)
+}
