@@ -30,6 +30,7 @@ pub mod packet_pair;
 pub mod params;
 pub mod registry;
 pub mod rng;
+pub mod schedule;
 pub mod time;
 pub mod trace_link;
 

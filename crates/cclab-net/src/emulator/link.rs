@@ -12,6 +12,7 @@ use cclab_cc::impair::Impairments;
 use cclab_cc::params::{ParamError, Params};
 use cclab_cc::registry::{build_queue, LinkEnv};
 use cclab_cc::rng::{self, SimRng, Stream};
+use cclab_cc::schedule::StepCursor;
 use cclab_cc::time::{from_secs, tx_time, Nanos};
 use cclab_cc::trace_link::{TraceService, OPPORTUNITY_BYTES};
 use serde::Serialize;
@@ -100,15 +101,6 @@ impl LinkConfig {
             .find(|(s, _)| *s <= t)
             .map_or(self.loss, |&(_, p)| p)
     }
-
-    /// The propagation delay of a packet that finishes serialisation at `t`.
-    fn delay_at(&self, t: Nanos) -> Nanos {
-        self.delay_schedule
-            .iter()
-            .rev()
-            .find(|(s, _)| *s <= t)
-            .map_or(self.delay, |&(_, d)| d)
-    }
 }
 
 /// Per-link counters (cumulative).
@@ -194,6 +186,8 @@ pub(super) struct Link {
     pub(super) prop: VecDeque<(Nanos, Pkt)>,
     pub(super) next_tick: Option<Nanos>,
     pub(super) counters: LinkCounters,
+    /// Where in `cfg.delay_schedule` the last departure was (the simulator's cursor).
+    delay_at: StepCursor,
 }
 
 impl Link {
@@ -238,6 +232,7 @@ impl Link {
             prop: VecDeque::new(),
             next_tick,
             counters: LinkCounters::default(),
+            delay_at: StepCursor::default(),
             cfg,
         })
     }
@@ -406,7 +401,9 @@ impl Link {
             self.counters.departures += 1;
             self.counters.departure_bytes += bytes;
             self.counters.sojourn_ns += s.saturating_sub(q.arrival);
-            let delay = self.cfg.delay_at(self.free_at);
+            let delay = self
+                .delay_at
+                .at(&self.cfg.delay_schedule, self.cfg.delay, self.free_at);
             match &mut self.cfg.impair {
                 None => {
                     // FIFO: after a drop in a scheduled delay a packet waits for the one ahead of it

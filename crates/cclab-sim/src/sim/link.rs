@@ -10,6 +10,7 @@ use crate::result::{PacketKind, TraceKind};
 use cclab_cc::aqm::{Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
 use cclab_cc::impair::Impairments;
 use cclab_cc::rng::{self, SimRng};
+use cclab_cc::schedule::StepCursor;
 use cclab_cc::time::{to_secs, tx_time, Nanos};
 use cclab_cc::trace_link::TraceService;
 use std::collections::VecDeque;
@@ -37,12 +38,11 @@ pub(super) struct Link {
     pub(super) loss: f64,
     pub(super) loss_data_only: bool,
     pub(super) schedule: Vec<(Nanos, f64)>,
-    /// The delay schedule: (time, delay) from each time on (`delay` before the first), and the index of
-    /// the entry in force at the last departure (departures come in time order, so it only moves on).
-    /// Looked up at each departure rather than changed by an event: no event is added, so a spec
-    /// without a schedule runs the same event sequence as before.
+    /// The delay schedule: (time, delay) from each time on (`delay` before the first), read at each
+    /// departure through a cursor (departures come in time order) rather than changed by an event: no
+    /// event is added, so a spec without a schedule runs the same event sequence as before.
     pub(super) delay_schedule: Vec<(Nanos, Nanos)>,
-    delay_at: usize,
+    delay_at: StepCursor,
     /// The last packet size serialised and its time at `rate_bps`: a link carries one or two sizes
     /// (data, ACKs), and the division behind `tx_time` was a third of `start_tx`'s time.
     tx_memo: (u32, Nanos),
@@ -108,7 +108,7 @@ impl Link {
             loss_data_only,
             schedule,
             delay_schedule: Vec::new(),
-            delay_at: 0,
+            delay_at: StepCursor::default(),
             trace: None,
             impair: None,
             next_arrive: 0,
@@ -155,17 +155,7 @@ impl Link {
         if self.delay_schedule.is_empty() {
             return self.delay;
         }
-        while self
-            .delay_schedule
-            .get(self.delay_at)
-            .is_some_and(|&(t, _)| t <= now)
-        {
-            self.delay_at += 1;
-        }
-        match self.delay_at {
-            0 => self.delay,
-            k => self.delay_schedule[k - 1].1,
-        }
+        self.delay_at.at(&self.delay_schedule, self.delay, now)
     }
 
     /// Brings the queue-length integral up to `now`.
