@@ -4,7 +4,7 @@
 //! backlog, and their path estimates (C, U, n) match the simulator's ground truth; one Madison flow does
 //! not starve a NewReno flow. Full-size numbers and several seeds are in docs/algorithms/madison.md.
 mod common;
-use cclab_sim::spec::{StartSpec, TrafficSpec};
+use cclab_sim::spec::StartSpec;
 use common::*;
 
 /// Time average of a flow's state column over [t0, t1] (NaN samples, before start-up ends, skipped).
@@ -161,19 +161,7 @@ fn d2(xt_bps: f64, duration: f64, seed: u64) -> cclab_sim::spec::RunSpec {
         })
         .collect();
     let mut s = dumbbell(100e6, 322, "droptail", flows, duration, seed);
-    s.traffic.push(TrafficSpec {
-        kind: "poisson".into(),
-        rate_bps: xt_bps,
-        packet_size: 1500,
-        start: 0.0,
-        stop: None,
-        path: vec![0],
-        mean_on: None,
-        mean_off: None,
-        shape: None,
-        mean_size: None,
-        flow: None,
-    });
+    s.traffic.push(traffic("poisson", xt_bps, 0.0));
     s
 }
 

@@ -51,17 +51,8 @@ fn yields_to_unresponsive_udp_within_two_seconds() {
     let udp = 0.47 * rate;
     let mut s = maxnet_dumbbell(vec![flow("maxnet", 0.028, 0)], 25.0);
     s.traffic.push(TrafficSpec {
-        kind: "cbr".into(),
-        rate_bps: udp,
-        packet_size: 1500,
-        start: 10.0,
         stop: Some(25.0),
-        path: vec![0],
-        mean_on: None,
-        mean_off: None,
-        shape: None,
-        mean_size: None,
-        flow: None,
+        ..traffic("cbr", udp, 10.0)
     });
     let r = run(&s);
     let c = &r.flow_series.columns;

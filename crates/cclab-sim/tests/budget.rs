@@ -23,17 +23,9 @@ fn transfers(link_bps: f64, loss: f64, rate_bps: f64, mean_size: f64, duration: 
     );
     s.links[0].loss = loss;
     s.traffic.push(TrafficSpec {
-        kind: "transfers".into(),
-        rate_bps,
-        packet_size: 1500,
-        start: 0.0,
-        stop: None,
-        path: vec![0],
-        mean_on: None,
-        mean_off: None,
-        shape: None,
         mean_size: Some(mean_size),
         flow: Some(Box::new(flow("newreno", 0.05, 0))),
+        ..traffic("transfers", rate_bps, 0.0)
     });
     s
 }

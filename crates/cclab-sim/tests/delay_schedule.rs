@@ -7,7 +7,6 @@
 
 mod common;
 use cclab_sim::result::TraceKind;
-use cclab_sim::spec::TrafficSpec;
 use common::*;
 
 const TX: f64 = 1500.0 * 8.0 / 100e6;
@@ -26,19 +25,7 @@ fn a_packet_sent_in_the_spike_takes_its_delay_and_none_overtakes() {
     s.links[0].delay = 0.01;
     s.links[0].delay_schedule = vec![(1.0, 0.3), (1.5, 0.01)];
     s.trace_packets = true;
-    s.traffic = vec![TrafficSpec {
-        kind: "cbr".into(),
-        rate_bps: 1e6,
-        packet_size: 1500,
-        start: 0.0,
-        stop: None,
-        path: vec![0],
-        mean_on: None,
-        mean_off: None,
-        shape: None,
-        mean_size: None,
-        flow: None,
-    }];
+    s.traffic = vec![traffic("cbr", 1e6, 0.0)];
     let r = cclab_sim::run(&s, None).unwrap();
     let (mut enq, mut del) = (vec![], vec![]);
     for k in 0..r.trace.len() {

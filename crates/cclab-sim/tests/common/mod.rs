@@ -3,7 +3,7 @@
 
 use cclab_cc::params::{ParamValue, Params};
 use cclab_sim::result::RunResult;
-use cclab_sim::spec::{FlowSpec, LinkSpec, RunSpec, StartSpec, TransportSpec};
+use cclab_sim::spec::{FlowSpec, LinkSpec, RunSpec, StartSpec, TrafficSpec, TransportSpec};
 
 pub fn transport() -> TransportSpec {
     TransportSpec::default()
@@ -110,4 +110,22 @@ pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * s2)
+}
+
+/// A cross-traffic source of `kind` ("cbr", "poisson", …) at `rate_bps` over link 0 from `start`, 1500-byte
+/// packets, every other field unset; tests set what they need on the result.
+pub fn traffic(kind: &str, rate_bps: f64, start: f64) -> TrafficSpec {
+    TrafficSpec {
+        kind: kind.into(),
+        rate_bps,
+        packet_size: 1500,
+        start,
+        stop: None,
+        path: vec![0],
+        mean_on: None,
+        mean_off: None,
+        shape: None,
+        mean_size: None,
+        flow: None,
+    }
 }
