@@ -226,8 +226,8 @@ fn wait(
 /// what a kernel TCP sender uses. `CCLAB_NET_ACK_TIMESTAMPS=0` turns it off (for comparison).
 ///
 /// The two clocks cannot be read at once: the real time is read first, so a thread descheduled between
-/// the two reads makes the arrival later (never earlier) than it was. The caller also keeps the arrival
-/// no earlier than the receiver's `rx_time` for the segment the ACK answers: reading the clocks the
+/// the two reads makes the arrival later (never earlier) than it was. The caller's `floor` includes the
+/// receiver's `rx_time` for the segment the ACK answers: reading the clocks the
 /// other way round put a loopback ACK a few µs before its own data's arrival, and the sender refused it
 /// as `rx_time_future` (1 honest ACK in about 3 runs of `tests/spoofed.rs`).
 fn ack_arrival(ts: Option<u64>, clock: &Clock, floor: Nanos) -> Nanos {
@@ -308,14 +308,9 @@ pub fn run_sender<S: SenderMachine>(
                 }) if f == flow_id => {
                     // The ACK's time is when it reached our socket, not when this thread got to it:
                     // see `ack_arrival`.
-                    let at = ack_arrival(meta.kernel_ts, clock, floor);
-                    // Never before the receiver had the data it acknowledges (a forged rx_time in
-                    // the future is still refused: it exceeds every `at`, which is at most now).
-                    let at = if a.rx_time <= clock.now() {
-                        at.max(a.rx_time)
-                    } else {
-                        at
-                    };
+                    // Never before the receiver had the data it acknowledges: its rx_time is a floor
+                    // (a forged rx_time in the future is still refused, as `at` is at most now).
+                    let at = ack_arrival(meta.kernel_ts, clock, floor.max(a.rx_time));
                     m.handle_ack(at, &a)
                 }
                 _ => {
