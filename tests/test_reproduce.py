@@ -163,6 +163,28 @@ def test_run_many_uses_a_pool_and_resumes(tmp_path):
     assert rep.claims and all(c.seeds_held[1] == 2 for c in rep.claims)
 
 
+def test_a_variant_name_with_a_slash_makes_one_folder_level(tmp_path):
+    # F4's "α = 10/20/40" (and D1's "M/D/1 check") nested their runs as "α = 10"/"20"/"40-seed1"; every run is
+    # now one folder directly under the experiment's, its name made safe by one function, and the report finds
+    # the runs there. The displayed name is unchanged.
+    from cclab.reproduce import folder_name, report, run_folder
+
+    assert "α = 10/20/40" in rp.experiments()["f4"].variants
+    rp.run_many(["F4"], tmp_path, quick=True, workers=1, seeds=(1,), max_seeds=1)
+    exp = tmp_path / "F4"
+    assert sorted(p.name for p in exp.iterdir() if p.is_dir()) == ["equal α-seed1", "α = 10%2F20%2F40-seed1"]
+    rep = json.loads((exp / "reproduce.json").read_text())
+    assert list(rep["runs"]) == ["α = 10/20/40", "equal α"]  # the names shown are the variants' own
+    assert report._runs(exp, rep) is not None  # the report loads both runs from those folders
+    # Distinct names stay distinct folders ('%' is encoded too), none holds a '/', and a name too long for a
+    # file name (255 bytes with "-seed<k>.partial") is cut with a digest of the whole name.
+    names = ["a/b", "a%2Fb", "a_b", "a\0b", "M/D/1 check: Fig. 2(c)'s cross traffic alone", "x" * 300, "x" * 301]
+    folders = [run_folder(n, 4294967295) + ".partial" for n in names]
+    assert len(set(folders)) == len(names) and all("/" not in f and "\0" not in f for f in folders)
+    assert all(len(f.encode()) <= 255 for f in folders)
+    assert folder_name("fast n=1 rtt=50ms") == "fast n=1 rtt=50ms"  # other names keep their folders (resume)
+
+
 # --- docs/experiments.md's setup tables against the scenario files ---------------------------------------
 
 def documented_setup(d: dict) -> dict[str, str]:

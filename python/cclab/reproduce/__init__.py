@@ -13,6 +13,7 @@ first look); the printed report says so, because the claims are about the full-s
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -230,7 +231,7 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
               progress: Callable[[str], None] = lambda s: None,
               seeds: Optional[tuple[int, ...]] = None, max_seeds: Optional[int] = None) -> Report:
     """Runs experiment ``exp_id`` (every variant, every seed) and judges its claims. With ``out``, writes
-    ``reproduce.json`` there and each run's results in ``out/<variant>-seed<k>/``. ``seeds`` replaces
+    ``reproduce.json`` there and each run's results in ``out/<variant>-seed<k>/`` (:func:`run_folder`). ``seeds`` replaces
     the experiment's own. While a row is inconclusive, SEED_BATCH more seeds are run, up to ``max_seeds``
     in all (default: MAX_SEEDS for the experiment's own seeds, none added to seeds the caller chose)."""
     e = _experiment(exp_id)
@@ -317,6 +318,29 @@ class RunsFailed(RuntimeError):
         return (type(self), (self.failures, self.total))
 
 
+# A run folder's name must stay one path component below NAME_MAX (255 bytes on Linux) with ``-seed<k>`` and
+# the executor's ``.partial`` / ``.lock`` after it: a longer variant name is cut here and a digest of the
+# whole name keeps it distinct.
+_NAME_BYTES = 200
+
+
+def folder_name(variant: str) -> str:
+    """``variant`` as one folder-name component: ``/`` (F4's "α = 10/20/40", D1's "M/D/1 check" would otherwise
+    nest their runs in subfolders), NUL and ``%`` itself percent-encoded, so two names never share a folder and
+    every other name keeps the folder it always had (finished runs are still found and reused)."""
+    s = variant.replace("%", "%25").replace("/", "%2F").replace("\0", "%00")
+    if len(s.encode()) > _NAME_BYTES:
+        digest = hashlib.sha256(variant.encode()).hexdigest()[:16]
+        s = s.encode()[:_NAME_BYTES - 17].decode(errors="ignore") + "~" + digest
+    return s
+
+
+def run_folder(variant: str, seed: int) -> str:
+    """The folder of ``variant``'s run on ``seed`` inside its experiment's folder: ``<variant>-seed<k>`` with the
+    name made safe by :func:`folder_name` (the one place run folders are named; the displayed name is kept)."""
+    return f"{folder_name(variant)}-seed{seed}"
+
+
 def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] = None) -> list[tuple[dict, Path]]:
     """Every run of experiment ``exp_id`` as (scenario dict, folder), as :func:`reproduce` lays them out."""
     e = experiments()[exp_id.lower()]
@@ -330,7 +354,7 @@ def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] 
             d = paper_transport(change(json.loads(json.dumps(base))))
             d["seed"] = seed
             # Always named by seed: an experiment's seed set can grow (sequential seeds).
-            out_jobs.append((d, Path(out) / f"{name}-seed{seed}"))
+            out_jobs.append((d, Path(out) / run_folder(name, seed)))
     return out_jobs
 
 
@@ -362,7 +386,7 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
         for x, s in open_.items():
             # Loaded one experiment at a time (every experiment's runs at once would not fit in memory).
             where = Path(out) / s.e.id
-            results: Runs = {name: [Result.load(where / f"{name}-seed{k}") for k in s.ran + s.batch]
+            results: Runs = {name: [Result.load(where / run_folder(name, k)) for k in s.ran + s.batch]
                              for name in s.e.variants}
             s.judge(results)
             if not s.batch:

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from ..files import shaped
 from ..results import Result
-from . import experiments
+from . import experiments, folder_name, run_folder
 from .markdown import _requested, render as render_markdown, verdict, verdict_text
 
 BEGIN = "<!-- cclab report: results begin -->"
@@ -97,9 +97,9 @@ def _runs(folder: Path, rep: dict) -> Optional[dict[str, list[Result]]]:
     for variant in rep["runs"]:
         out[variant] = []
         for s in seeds:
-            where = folder / f"{variant}-seed{s}"
+            where = folder / run_folder(variant, s)
             if not where.exists() and len(seeds) == 1:
-                where = folder / variant  # written before every run was named by its seed
+                where = folder / folder_name(variant)  # written before every run was named by its seed
             if not os.path.lexists(where / "summary.json"):
                 return None
             out[variant].append(Result.load(where))
