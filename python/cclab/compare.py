@@ -79,10 +79,13 @@ def _text(name: str) -> str:
 
 
 def repeats(folder: Path) -> list[Path]:
-    """The runs ``rep-<i>/`` of a repeated run's folder, by ``i`` (empty: not such a folder)."""
+    """The runs ``rep-<i>/`` of a repeated run's folder, by ``i`` (empty: not such a folder): every ``rep-<i>/``
+    with something named summary.json, which reading it then checks (a FIFO there was skipped without a word;
+    now Result.load refuses it naming the file, as `cclab plot` and `cclab report` do: cclab.files)."""
     if not folder.is_dir():
         return []
-    reps = [(int(m.group(1)), d) for d in folder.iterdir() if (m := _REP.match(d.name)) and (d / "summary.json").is_file()]
+    reps = [(int(m.group(1)), d) for d in folder.iterdir()
+            if (m := _REP.match(d.name)) and d.is_dir() and os.path.lexists(d / "summary.json")]
     return [d for _, d in sorted(reps)]
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import typing
 from collections.abc import Callable
 from typing import Any, Optional
@@ -24,7 +25,7 @@ class ScenarioError(ValueError):
         for f, m in errors:
             # A field holds the user's own keys (an unknown key "a\nb", a parameter "p\u200bq"): escaped,
             # so that one problem stays one line and shows what the key holds.
-            e = (escape_invisible(f), m)
+            e = (short_field(escape_invisible(f)), m)
             if e not in uniq:
                 uniq.append(e)
         errors = uniq
@@ -36,6 +37,20 @@ class ScenarioError(ValueError):
         # pairs, so an error raised in a worker process reaches its parent intact (a ScenarioError that
         # failed to unpickle broke the whole process pool).
         return (type(self), (self.errors,), self.__dict__)
+
+
+# A field longer than this is cut: a key of 5,000 characters (an unknown key in a file, a `--set` key) is no name,
+# and quoted whole it made one line of kilobytes. The same length as a trace path's (cclab.traces).
+MAX_FIELD_PART = 200
+_PART = re.compile(r"[^.\[\]\s:/\\]{" + str(MAX_FIELD_PART + 1) + ",}")
+
+
+def short_field(field: str) -> str:
+    """``field`` with each over-long part (a key, a folder name) shown as long values are, by its start and length
+    (``flows[0]."kkkk…" (5000 characters)``); a field that is still long (many parts, or a key holding blanks) is
+    cut whole the same way."""
+    out = _PART.sub(lambda m: show_value(m.group()), field)
+    return out if len(out) <= 2 * MAX_FIELD_PART else show_value(out)
 
 
 def show(v: Any) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from . import executor, provenance
+from .errors import short_field
 from .scenario import ScenarioError, parse_toml, read_text
 
 # One step of a key path: a name and its indices ("flows[0]", "flows[*]", "measure").
@@ -40,12 +41,12 @@ class Point:
 
 def set_key(d: Any, key: str, value: Any) -> None:
     """Sets ``value`` at dotted path ``key`` (``a.b[2].c``, ``flows[*].cc``) in ``d``; raises KeyError
-    naming what is missing."""
+    naming what is missing (a long name cut, as in every message: errors.short_field)."""
     steps: list[Any] = []
     for part in key.split("."):
         m = STEP.match(part)
         if not m:
-            raise KeyError(f"{part!r} is not a name or name[index]")
+            raise KeyError(f"{short_field(repr(part))} is not a name or name[index]")
         steps.append(m.group(1))
         steps += [("*" if i == "*" else int(i)) for i in re.findall(r"\[(\d+|\*)\]", m.group(2))]
 
@@ -53,18 +54,18 @@ def set_key(d: Any, key: str, value: Any) -> None:
         step, rest = rest[0], rest[1:]
         if step == "*" or isinstance(step, int):
             if not isinstance(node, list):
-                raise KeyError(f"{done} is not a list")
+                raise KeyError(f"{short_field(done)} is not a list")
             idx = range(len(node)) if step == "*" else [step]
             for i in idx:
                 if i >= len(node):
-                    raise KeyError(f"{done} has {len(node)} entries, no [{i}]")
+                    raise KeyError(f"{short_field(done)} has {len(node)} entries, no [{i}]")
                 if rest:
                     walk(node[i], rest, f"{done}[{i}]")
                 else:
                     node[i] = value
             return
         if not isinstance(node, dict):
-            raise KeyError(f"{done} is not a table")
+            raise KeyError(f"{short_field(done)} is not a table")
         here = f"{done}.{step}" if done else step
         if rest:
             if step not in node:
@@ -72,7 +73,7 @@ def set_key(d: Any, key: str, value: Any) -> None:
                 if isinstance(rest[0], str):
                     node[step] = {}
                 else:
-                    raise KeyError(f"{here} is not in the scenario")
+                    raise KeyError(f"{short_field(here)} is not in the scenario")
             walk(node[step], rest, here)
         else:
             node[step] = value

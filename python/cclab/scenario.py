@@ -96,8 +96,24 @@ def _param_type(v: Any) -> Any:
     return v
 
 
+def _no_bool(what: str) -> Any:
+    """A check before pydantic's own for a field that holds ``what`` ("an integer", "a number"): a TOML or
+    Python boolean is refused. bool is an int subclass and pydantic's lax mode reads true as 1, so
+    ``seed = true`` ran seed 1 and ``loss = true`` lost every packet. Strings stay pydantic's ("7" is 7)."""
+
+    def check(v: Any) -> Any:
+        v = _numpy_scalar(v)
+        if isinstance(v, bool):
+            raise ValueError(f"must be {what}, not a boolean, got {show(v)}")
+        return v
+
+    return BeforeValidator(check)
+
+
 Quantity = Annotated[Union[str, int, float], BeforeValidator(_quantity_type)]
 ParamValue = Annotated[Union[bool, int, float, str], BeforeValidator(_param_type)]
+Int = Annotated[int, _no_bool("an integer")]
+Float = Annotated[float, _no_bool("a number")]
 
 # The run spec's limits, defined once in Rust (crates/cclab-spec/src/limits.rs; docs/scenario.md "Limits").
 # Above MAX_SERIES_ROWS time-series rows (samples × (flows + links)) a run would need gigabytes of memory.
@@ -255,9 +271,9 @@ class Transport(_Model):
 
     mss: Quantity = "1448B"
     """Payload per full packet (a size); must be smaller than packet_size."""
-    initial_cwnd: float = Field(10, gt=0, le=MAX_INITIAL_CWND, allow_inf_nan=False)
+    initial_cwnd: Float = Field(10, gt=0, le=MAX_INITIAL_CWND, allow_inf_nan=False)
     """Initial congestion window, packets."""
-    delayed_ack: int = Field(1, ge=1, le=_LIMITS["max_delayed_ack"])
+    delayed_ack: Int = Field(1, ge=1, le=_LIMITS["max_delayed_ack"])
     """ACK every N data packets (1: every packet; 2: RFC 1122 delayed ACK)."""
     delayed_ack_timeout: Quantity = "200ms"
     min_rto: Quantity = "200ms"
@@ -331,9 +347,9 @@ class Link(_Model):
     """Queue discipline: a name `cclab algorithms` lists under queues."""
     params: dict[Name, ParamValue] = Field(default_factory=dict)
     """The queue discipline's parameters (checked by it: unknown names are errors)."""
-    loss: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    loss: Float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Bernoulli loss probability of data packets arriving at the link."""
-    loss_schedule: list[tuple[Quantity, float]] = Field(default_factory=list)
+    loss_schedule: list[tuple[Quantity, Float]] = Field(default_factory=list)
     """[[time, probability], ...], strictly increasing times: the loss probability from each time on."""
     delay_schedule: list[tuple[Quantity, Quantity]] = Field(default_factory=list)
     """[[time, delay], ...], strictly increasing times: the one-way propagation delay from each time on
@@ -346,9 +362,9 @@ class Link(_Model):
     """How the jitter is drawn."""
     jitter_reorder: bool = False
     """Let jittered packets overtake each other (netem's behaviour); by default they keep their order."""
-    reorder: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    reorder: Float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Probability that a packet skips the link's delay and overtakes those in flight (netem ``reorder``)."""
-    duplicate: float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    duplicate: Float = Field(0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Probability that an arriving packet is queued twice (netem ``duplicate``)."""
 
     _rate = field_validator("rate")(positive(parse_rate, lo=MIN_RATE, hi=MAX_RATE))
@@ -482,7 +498,7 @@ class Flow(_Model):
 
     cc: Name
     """Congestion-control algorithm: a name `cclab algorithms` lists."""
-    count: int = Field(1, ge=1, le=_LIMITS["max_flow_count"])
+    count: Int = Field(1, ge=1, le=_LIMITS["max_flow_count"])
     """How many identical flows this table stands for."""
     rtt: Optional[Quantity] = None
     """Round-trip propagation delay of the flow's path (a time; optional on graphs)."""
@@ -494,7 +510,7 @@ class Flow(_Model):
     """Bytes to send, or "inf" (bulk)."""
     params: dict[Name, ParamValue] = Field(default_factory=dict)
     """The algorithm's parameters (checked by it: unknown names are errors)."""
-    links: Optional[list[int]] = None
+    links: Optional[list[Int]] = None
     src: Optional[Name] = None
     dst: Optional[Name] = None
     reverse: bool = False
@@ -543,14 +559,14 @@ class Traffic(_Model):
     """transfers: overrides of [transport] for the transfers."""
     start: Quantity = 0
     stop: Optional[Quantity] = None
-    links: Optional[list[int]] = None
+    links: Optional[list[Int]] = None
     src: Optional[Name] = None
     dst: Optional[Name] = None
     reverse: bool = False
     packet_size: Quantity = "1500B"
     mean_on: Optional[Quantity] = None
     mean_off: Optional[Quantity] = None
-    shape: Optional[float] = Field(None, gt=1.0, le=_LIMITS["max_shape"], allow_inf_nan=False)
+    shape: Optional[Float] = Field(None, gt=1.0, le=_LIMITS["max_shape"], allow_inf_nan=False)
 
     _rate = field_validator("rate")(positive(parse_rate, lo=MIN_RATE, hi=MAX_RATE))
     _ps = field_validator("packet_size")(positive(parse_size, lo=MIN_PACKET, hi=MAX_PACKET))
@@ -578,7 +594,7 @@ class Limits(_Model):
     exceed it is refused before it starts; raise them here for a run that needs more."""
 
     max_memory: Quantity = f"{DEFAULT_MAX_MEMORY}B"
-    max_events: float = Field(DEFAULT_MAX_EVENTS, gt=0, le=1e18, allow_inf_nan=False)
+    max_events: Float = Field(DEFAULT_MAX_EVENTS, gt=0, le=1e18, allow_inf_nan=False)
 
     _mem = field_validator("max_memory")(positive(parse_size, hi=1e18))
 
@@ -590,7 +606,7 @@ class Scenario(_Model):
     name: Annotated[str, AfterValidator(_check_name)] = "scenario"
     duration: Quantity
     """Length of the run (a time: seconds or "60s")."""
-    seed: int = Field(1, ge=0, lt=_LIMITS["seed_limit"])
+    seed: Int = Field(1, ge=0, lt=_LIMITS["seed_limit"])
     """Same scenario + seed → identical results."""
     sample_interval: Quantity = "100ms"
     """Time-series resolution (a time)."""
