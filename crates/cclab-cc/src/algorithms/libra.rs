@@ -20,8 +20,9 @@
 //! # DECISIONs
 //!
 //! 1. **T in the window rules = the smoothed RTT** (RFC 6298 SRTT, seconds); T(t) in the penalty = the
-//!    latest RTT sample (the paper's "instantaneous round-trip time"); Tmin/Tmax = the minimum/maximum
-//!    RTT samples seen on the connection.
+//!    latest RTT sample (the paper's "instantaneous round-trip time"; `penalty_rtt = "sample"`, the
+//!    default) or, as the alternative, the smoothed RTT too (`penalty_rtt = "srtt"`); Tmin/Tmax = the
+//!    minimum/maximum RTT samples seen on the connection either way.
 //! 2. **C in Mbit/s**: (59) at 622 Mbit/s and tens-of-ms RTTs puts k2 = 2 near the stability
 //!    border and k2 = 12 inside only for Mbit/s-scale units (bit/s or packets/s would make even k2 = 12
 //!    unstable); Mbit/s makes Libra's equilibrium resemble a Reno flow of RTT ≈ 71 ms/√P at 100 Mbit/s,
@@ -94,6 +95,8 @@ pub struct Libra {
     t0: f64,
     t1: f64,
     penalty: Penalty,
+    /// DECISION 1: the smoothed RTT instead of the latest sample as T(t) in the penalty.
+    penalty_srtt: bool,
     pair_interval: f64,
     pair_window: usize,
     capacity_fixed: Option<f64>,
@@ -138,6 +141,7 @@ impl Libra {
             "quadratic" => Penalty::Quadratic,
             _ => Penalty::Exponential,
         };
+        let penalty_srtt = r.choice("penalty_rtt", "sample", &["sample", "srtt"])? == "srtt";
         let pair_interval = r.f64_in("pair_interval", 1.0, 0.01, 1e6)?;
         let pair_window = r.f64_in("pair_window", 16.0, 1.0, 4096.0)?.round() as usize;
         let capacity = r.f64_in("capacity_mbps", 0.0, 0.0, 1e9)?;
@@ -163,6 +167,7 @@ impl Libra {
             t0,
             t1,
             penalty,
+            penalty_srtt,
             pair_interval,
             pair_window,
             capacity_fixed: (capacity > 0.0).then_some(capacity),
@@ -200,21 +205,28 @@ impl Libra {
         self.t1 * w / (2.0 * (t + self.t0))
     }
 
+    /// T(t) of the penalty (DECISION 1): the latest RTT sample, or the smoothed RTT with
+    /// `penalty_rtt = "srtt"`.
+    pub fn penalty_rtt(&self) -> f64 {
+        if self.penalty_srtt {
+            self.srtt
+        } else {
+            self.t_inst
+        }
+    }
+
     fn refresh_alpha(&mut self) {
+        self.p = self
+            .penalty
+            .value(self.k2, self.penalty_rtt(), self.t_min, self.t_max);
         match self.capacity_mbps() {
             Some(c) => {
                 self.s = self.k1 * c;
-                self.p = self
-                    .penalty
-                    .value(self.k2, self.t_inst, self.t_min, self.t_max);
                 self.alpha = self.s * self.p;
             }
             None => {
                 // DECISION 4.
                 self.s = 0.0;
-                self.p = self
-                    .penalty
-                    .value(self.k2, self.t_inst, self.t_min, self.t_max);
                 self.alpha = 1.0;
             }
         }
@@ -450,6 +462,46 @@ mod tests {
         for p in [Penalty::Exponential, Penalty::Linear, Penalty::Quadratic] {
             assert_eq!(p.value(2.0, 0.1, 0.1, 0.1), 1.0);
         }
+    }
+
+    #[test]
+    fn penalty_rtt_sample_or_srtt() {
+        // Samples 100 ms then 300 ms with the smoothed RTT still at 150 ms: Tmin 0.1, Tmax 0.3 either way.
+        // "sample" (default) puts T = 0.3 (x = 1, P = e^−2) into the penalty, "srtt" T = 0.15
+        // (x = ¼, P = e^−½).
+        let acks = [
+            ack(1, 100.0),
+            AckSample {
+                rtt: Some(time::from_ms(300.0)),
+                srtt: time::from_ms(150.0),
+                ..ack(1, 100.0)
+            },
+        ];
+        for (mode, t, ln_p) in [
+            (None, 0.3, -2.0f64),
+            (Some("sample"), 0.3, -2.0),
+            (Some("srtt"), 0.15, -0.5),
+        ] {
+            let mut p = params(&[("capacity_mbps", 100.0)]);
+            if let Some(m) = mode {
+                p.insert("penalty_rtt".into(), ParamValue::Str(m.to_string()));
+            }
+            let mut l = Libra::new(10.0, 52, &p).unwrap();
+            for a in &acks {
+                l.on_ack(a);
+            }
+            assert!(
+                (l.penalty_rtt() - t).abs() < 1e-12,
+                "{mode:?}: {}",
+                l.penalty_rtt()
+            );
+            assert!((l.p - ln_p.exp()).abs() < 1e-12, "{mode:?}: P = {}", l.p);
+            assert!((l.alpha - 200.0 * ln_p.exp()).abs() < 1e-9);
+        }
+        let mut p = Params::new();
+        p.insert("penalty_rtt".into(), ParamValue::Str("mean".into()));
+        let err = Libra::new(10.0, 52, &p).err().unwrap();
+        assert_eq!(err.field, "penalty_rtt");
     }
 
     #[test]
