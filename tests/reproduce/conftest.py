@@ -63,10 +63,30 @@ def verdicts(rows: dict[str, Claim]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def claims_of():
+def run_cache() -> dict:
+    """Every experiment's runs made through :func:`claims_of` this session, by (id, seeds, quick, mutation
+    key; "" for the unmutated runs): the figure test (test_report_figures.py) draws from the unmutated ones
+    instead of simulating them again."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def cached_runs(run_cache):
+    """``get(exp_id)``: the first seed's unmutated runs of ``exp_id`` from :func:`run_cache` (any size), or
+    None when no test has run it yet."""
+    def get(exp_id: str) -> Optional[rp.Runs]:
+        for (x, _seeds, _quick, key), runs in run_cache.items():
+            if x.lower() == exp_id.lower() and key == "":
+                return {name: v[:1] for name, v in runs.items()}
+        return None
+    return get
+
+
+@pytest.fixture(scope="session")
+def claims_of(run_cache):
     """:func:`run_claims`, memoised for the session: tests of one experiment share its runs, and a
     mutation reuses the unmutated runs it does not change."""
-    runs: dict = {}
+    runs = run_cache
 
     def get(exp_id: str, seeds: Iterable[int] = (1,), quick: bool = True, mutate_key: str = "",
             mutate: Optional[Callable[[dict], dict]] = None) -> dict[str, Claim]:
