@@ -1,5 +1,6 @@
 """The binomial reproductions (B1-B9): rows recomputed independently from the raw runs, verdicts checked
 against their criteria, and the helpers against hand computations (`cclab reproduce B…` runs full size)."""
+import json
 import math
 
 import numpy as np
@@ -116,15 +117,22 @@ def test_b1_k_plus_l_rule_holds_and_a_k_plus_l_half_member_breaks_it(claims_of):
         assert bad[k].verdict == "does not hold", bad[k].measured
 
 
-def test_b2_is_friendly_at_short_rtts_and_its_check_fails_for_a_k_plus_l_half_member():
-    # The row's check on one point (40 ms, quick, seed 1): TCP/IIAD within [0.75, 1.33] (measured 1.00 ±
-    # 0.02 at full size); the k + l = 0.5 member takes more than TCP, so the ratio leaves the band.
+def test_b2_is_friendly_at_short_rtts_and_its_row_fails_for_a_k_plus_l_half_member(monkeypatch):
+    # B2's rows do not hold at full size (the ratio leaves the band from 160 ms on: timeouts, docs/reproduce.md),
+    # so the rows are judged on one point of their RTT axis where they hold: 40 ms, quick, seed 1 (TCP/IIAD
+    # 0.99 ± 0.01 at full size), by the experiment's own row function with the axis patched to that point.
+    # Mutation: the k + l = 0.5 member in IIAD's place takes more than TCP, the ratio leaves the band and
+    # the IIAD row fails.
+    monkeypatch.setattr(binomial, "B2_RTTS_MS", (40,))
     e = rp.experiments()["b2"]
-    d = e.variants["iiad 40ms"](rp.shorten(rp.scenario_dict(e.scenario)))
-    ok = cclab.run(dict(d, seed=1), None, progress=False, plots=False)
-    bad = cclab.run(_as_member("iiad", 0.25, 0.25)(dict(d, seed=1)), None, progress=False, plots=False)
-    assert binomial._friendly(binomial._group_ratio(ok.summary, {0}, {1}))
-    assert binomial._group_ratio(bad.summary, {0}, {1}) < binomial.FRIENDLY[0]
+    base = rp.shorten(rp.scenario_dict(e.scenario))
+    runs = {k: [cclab.run(dict(e.variants[k](json.loads(json.dumps(base))), seed=1), None, progress=False,
+                          plots=False)] for k in ("iiad 40ms", "sqrt 40ms")}
+    rows = binomial._b2_claims(runs)
+    assert [r.verdict for r in rows] == ["holds", "holds"], [r.measured for r in rows]
+    d = _as_member("iiad", 0.25, 0.25)(e.variants["iiad 40ms"](json.loads(json.dumps(base))))
+    bad = binomial._b2_claims({**runs, "iiad 40ms": [cclab.run(dict(d, seed=1), None, progress=False, plots=False)]})
+    assert bad[0].verdict == "does not hold" and float(bad[0].measured.split()[2]) < binomial.FRIENDLY[0], bad[0]
 
 
 def test_b3_binomial_flows_oscillate_less_and_newreno_in_their_place_does_not(claims_of):
@@ -137,27 +145,23 @@ def test_b3_binomial_flows_oscillate_less_and_newreno_in_their_place_does_not(cl
     assert bad["IIAD oscillates less than TCP"].verdict == "does not hold"
 
 
-def test_b4_the_mixture_is_fair_at_sixty_flows_and_an_aggressive_member_breaks_it():
-    # n = 60 (12 flows of each k), quick, seed 1: Jain over the five k's means ≥ 0.95 (measured 0.996 at full
-    # size). Mutation: the k = 1 group becomes k = l = 0.25 (k + l = 0.5, not TCP-compatible): it takes more.
+def test_b4_the_mixture_is_fair_at_sixty_flows_and_an_aggressive_member_breaks_it(monkeypatch):
+    # B4's "at every n" rows do not hold at full size (n = 5 and 10 are unfair: a timeout early in the window
+    # hits one k among few flows, docs/reproduce.md), so they are judged on the point of their axis where
+    # they hold: n = 60 (12 flows of each k), quick, seed 1, by the experiment's own row function with the
+    # axis patched to that point (Jain over the five k's means ≥ 0.95, measured 0.995 ± 0.001 at full size).
+    # Mutation: the k = 1 group becomes k = l = 0.25 (k + l = 0.5, not TCP-compatible): it takes more.
+    monkeypatch.setattr(binomial, "B4_N", (60,))
     e = rp.experiments()["b4"]
     d = e.variants["n=60"](rp.shorten(rp.scenario_dict(e.scenario)))
     d["seed"] = 1
-
-    def group_jain(r):
-        from cclab.metrics import jain
-        by = {}
-        for f in binomial._forward(r):
-            by.setdefault(f["group"], []).append(f["goodput_bps"])
-        return jain([np.mean(v) for v in by.values()])
-
-    ok = cclab.run(d, None, progress=False, plots=False)
-    assert group_jain(ok) >= 0.95
-    d2 = rp.shorten(rp.scenario_dict(e.scenario))
-    d2 = e.variants["n=60"](d2)
-    d2["seed"] = 1
+    row = "the five k (l = 1 − k) share fairly at every n"
+    ok = {c.claim: c for c in binomial._b4_claims({"n=60": [cclab.run(d, None, progress=False, plots=False)]})}
+    assert ok[row].verdict == "holds", ok[row].measured
+    d2 = json.loads(json.dumps(d))
     d2["flows"][4]["cc"], d2["flows"][4]["params"] = "binomial", {"k": 0.25, "l": 0.25}
-    assert group_jain(cclab.run(d2, None, progress=False, plots=False)) < 0.95
+    bad = {c.claim: c for c in binomial._b4_claims({"n=60": [cclab.run(d2, None, progress=False, plots=False)]})}
+    assert bad[row].verdict == "does not hold", bad[row].measured
 
 
 def test_b5_sqrt_shares_fairly_on_three_bottlenecks_and_a_k_plus_l_half_member_does_not(claims_of):
@@ -178,27 +182,28 @@ def test_b6_droptail_favours_iiad_and_a_k_plus_l_one_and_a_half_member_loses_ins
     assert bad["over drop-tail IIAD takes more than TCP"].verdict == "does not hold"
 
 
-def test_b7_iiad_follows_its_throughput_law_and_a_k_plus_l_half_member_does_not():
+def test_b7_iiad_follows_its_throughput_law_and_a_k_plus_l_half_member_does_not(monkeypatch):
     # Full size (300 s, 100 Mbit/s), seed 1, IIAD's four loss rates: the fitted exponent within 10 % of
     # 1/(k+l+1) = 0.5 (measured 0.505 ± 0.017 over five seeds). Mutation: the k = l = 0.25 member in its
-    # place follows its own law (0.667), which the IIAD row's check rejects.
+    # place follows its own law (0.667), which the IIAD row rejects (the experiment's own row function,
+    # its members patched to IIAD alone so that it needs only IIAD's cells).
     e = rp.experiments()["b7"]
-
-    def exponent(mutate=None):
-        rates = []
-        for p in binomial.B7_P:
-            d = e.variants[f"iiad p={p}"](rp.scenario_dict(e.scenario))
-            d["seed"] = 1
-            if mutate:
-                d = mutate(d)
-            rates.append(cclab.run(d, None, progress=False, plots=False).summary["flows"][0]["goodput_bps"])
-        return binomial.fitted_exponent(list(binomial.B7_P), rates)
-
-    check = binomial._within(0.5, binomial.B7_TOL)
-    assert check(exponent())
-    bad = exponent(lambda d: (d["flows"][0].update(cc="binomial", params={"initial_ssthresh": 16, "k": 0.25,
-                                                                                "l": 0.25}), d)[1])
-    assert not check(bad) and bad > 0.55
+    monkeypatch.setattr(binomial, "B7_MEMBERS", {"iiad": binomial.B7_MEMBERS["iiad"]})
+    mutate = lambda d: (d["flows"][0].update(cc="binomial", params={"initial_ssthresh": 16, "k": 0.25, "l": 0.25}), d)[1]
+    runs, bad_runs = {}, {}
+    for p in binomial.B7_P:
+        d = e.variants[f"iiad p={p}"](rp.scenario_dict(e.scenario))
+        d["seed"] = 1
+        runs[f"iiad p={p}"] = [cclab.run(d, None, progress=False, plots=False)]
+        bad_runs[f"iiad p={p}"] = [cclab.run(mutate(d), None, progress=False, plots=False)]
+    assert binomial._b7_claims(runs)[0].verdict == "holds", binomial._b7_claims(runs)[0].measured
+    bad = binomial._b7_claims(bad_runs)[0]
+    assert bad.verdict == "does not hold" and float(bad.measured) > 0.55, bad.measured
+    # The row's exponent is the least-squares slope of log goodput against log p, recomputed here (the row
+    # prints three digits).
+    rates = [runs[f"iiad p={p}"][0].summary["flows"][0]["goodput_bps"] for p in binomial.B7_P]
+    assert float(binomial._b7_claims(runs)[0].measured) == pytest.approx(
+        binomial.fitted_exponent(list(binomial.B7_P), rates), abs=5e-4)
 
 
 def test_b8_tcp_joining_iiad_flows_gets_its_share_and_not_beside_a_k_plus_l_half_member(claims_of):
