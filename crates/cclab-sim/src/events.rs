@@ -48,8 +48,9 @@ pub enum Event {
 /// seq` did the same with twice the key width, and spread one time's events over 64 buckets by the
 /// bits of their sequence numbers: 15 % more wall time on bench b, docs/performance.md.)
 pub struct EventQueue {
-    /// Bucket b at index b − 1 (b = 1..=64).
-    buckets: Vec<Vec<(Nanos, Event)>>,
+    /// Bucket b at index b − 1 (b = 1..=64). A fixed array indexed by `i & 63`: no bounds checks on
+    /// the push path, and a popped bucket can be drained into the lower ones in place.
+    buckets: [Vec<(Nanos, Event)>; 64],
     /// Events at time `last`, in the order they were scheduled, from index `head` on (a Vec and an
     /// index rather than a VecDeque: no wrap-around arithmetic, and it empties completely before
     /// the time moves on).
@@ -63,7 +64,7 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            buckets: (0..64).map(|_| Vec::new()).collect(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             due: Vec::new(),
             head: 0,
             mask: 0,
@@ -76,7 +77,8 @@ impl EventQueue {
     /// Files an event at `time` > `last`: bucket `64 − lzcnt(time ^ last)` (≥ 1), at index one less.
     #[inline]
     fn put(&mut self, time: Nanos, ev: Event) {
-        let i = 63 - (time ^ self.last).leading_zeros() as usize;
+        // time ≠ last, so leading_zeros < 64 and the mask changes nothing; it spares the bounds check.
+        let i = (63 - (time ^ self.last).leading_zeros() as usize) & 63;
         self.buckets[i].push((time, ev));
         self.mask |= 1 << i;
     }
@@ -105,22 +107,33 @@ impl EventQueue {
             if self.mask == 0 {
                 return None;
             }
-            let i = self.mask.trailing_zeros() as usize;
-            let mut v = std::mem::take(&mut self.buckets[i]);
+            let i = self.mask.trailing_zeros() as usize & 63;
             self.mask &= !(1 << i);
-            self.last = v.iter().map(|e| e.0).min().expect("non-empty bucket");
-            for &(t, e) in &v {
-                if t == self.last {
-                    self.due.push(e);
-                } else {
-                    self.put(t, e);
+            // The bucket is drained in place into `due` and the lower buckets (all empty: this is
+            // the lowest non-empty one), in its order, and keeps its allocation.
+            let (lower, rest) = self.buckets.split_at_mut(i);
+            let v = &mut rest[0];
+            if let [(t, e)] = v[..] {
+                // One entry (most pops on a dumbbell): it is the minimum, nothing is redistributed,
+                // and it is returned without passing through `due` (empty now; events pushed at `t`
+                // from here on queue there behind it, as they would have).
+                self.last = t;
+                v.clear();
+                return Some((t, e));
+            } else {
+                let last = v.iter().map(|e| e.0).min().expect("non-empty bucket");
+                self.last = last;
+                for &(t, e) in v.iter() {
+                    if t == last {
+                        self.due.push(e);
+                    } else {
+                        let j = (63 - (t ^ last).leading_zeros() as usize) & 63;
+                        lower[j].push((t, e));
+                        self.mask |= 1 << j;
+                    }
                 }
             }
             v.clear();
-            // Hand the allocation back so buckets stop allocating once warmed up.
-            if self.buckets[i].capacity() < v.capacity() {
-                std::mem::swap(&mut self.buckets[i], &mut v);
-            }
         }
         let e = self.due[self.head];
         self.head += 1;

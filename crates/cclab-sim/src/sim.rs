@@ -289,26 +289,37 @@ impl Simulation {
     fn deliver(&mut self, i: u32) {
         self.trace(TraceKind::Deliver, -1, i);
         self.cons.delivered += 1;
-        let p = self.slab[i as usize];
-        let body = self.slab[i as usize].body;
-        self.release(i);
         let now = self.now;
-        match body {
-            Body::Data(mut d) => {
+        // The endpoint reads the segment where it lies in the slab (copying the 120-byte packet out
+        // first cost a memcpy per delivery); the slot is freed before the endpoint's replies are
+        // allocated, so they reuse it as before.
+        let Simulation {
+            slab, flows, xfers, ..
+        } = self;
+        let p = &mut slab[i as usize];
+        let owner = p.owner;
+        // Cross traffic's owner is its source, not a flow. None: a late packet of a transfer that
+        // has finished (dropped here).
+        let fl = if matches!(p.body, Body::Cross) {
+            None
+        } else if owner & XFER == 0 {
+            Some(&mut flows[owner as usize])
+        } else {
+            xfers[(owner & !XFER) as usize].as_deref_mut()
+        };
+        match (&mut p.body, fl) {
+            (Body::Data(d), Some(fl)) => {
                 d.ce = p.ce;
-                // None: a late packet of a transfer that has finished (dropped here).
-                if let Some(fl) = self.flow_mut(p.owner) {
-                    fl.receiver.handle_data(now, &d);
-                    self.pump_receiver(p.owner);
-                }
+                fl.receiver.handle_data(now, d);
+                self.release(i);
+                self.pump_receiver(owner);
             }
-            Body::Ack(a) => {
-                if let Some(fl) = self.flow_mut(p.owner) {
-                    fl.sender.handle_ack(now, &a);
-                    self.pump_sender(p.owner);
-                }
+            (Body::Ack(a), Some(fl)) => {
+                fl.sender.handle_ack(now, a);
+                self.release(i);
+                self.pump_sender(owner);
             }
-            Body::Cross => {}
+            _ => self.release(i),
         }
     }
 
