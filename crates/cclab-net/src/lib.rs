@@ -17,6 +17,7 @@
 //! * [`cleanup`]: removal of named leftovers.
 //! * [`sys`]: clock, timer slack, ppoll, anonymous network namespaces, TUN, interface ioctls.
 
+pub mod batch;
 pub mod cleanup;
 pub mod disturbance;
 pub mod emulator;

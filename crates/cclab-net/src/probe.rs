@@ -35,6 +35,11 @@ pub struct FlowProbe {
     /// sender's socket returned, on a send or a receive: each stands for a lost packet, which the
     /// transport recovers; none ends a flow.
     pub icmp_errors: AtomicU64,
+    /// Our sender's GSO sends, the datagrams they carried, and the sends the kernel refused
+    /// (`crate::batch::GsoStats`), written when the sender ends.
+    pub gso_sends: AtomicU64,
+    pub gso_segments: AtomicU64,
+    pub gso_refused: AtomicU64,
     /// Our transport: data segments the receiver refused, ACKs (or parts) the sender refused
     /// (`cclab_transport::{RejectedData, RejectedAcks}` totals).
     pub rejected_data: AtomicU64,

@@ -82,6 +82,11 @@ pub struct FlowResult {
     pub rejected_acks: u64,
     /// ICMP error reports our sender's socket returned (`FlowProbe::icmp_errors`).
     pub icmp_errors: u64,
+    /// Our sender's GSO sends, the data packets they carried, and GSO sends the kernel refused
+    /// (`crate::batch::GsoStats`; then the packets went one per call).
+    pub gso_sends: u64,
+    pub gso_segments: u64,
+    pub gso_refused: u64,
     /// RTT and one-way-delay percentiles, jitter, retransmission rate over the measure window (our
     /// transport; null for kernel TCP and for what the emulator cannot attribute to a flow: drops).
     #[serde(flatten)]
@@ -577,6 +582,9 @@ fn flow_result(
         rejected_data: p.rejected_data.load(Ordering::Relaxed),
         rejected_acks: p.rejected_acks.load(Ordering::Relaxed),
         icmp_errors: p.icmp_errors.load(Ordering::Relaxed),
+        gso_sends: p.gso_sends.load(Ordering::Relaxed),
+        gso_segments: p.gso_segments.load(Ordering::Relaxed),
+        gso_refused: p.gso_refused.load(Ordering::Relaxed),
         stats: WindowSummary::default(),
         series: ser,
     }

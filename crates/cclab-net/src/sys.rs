@@ -122,11 +122,13 @@ pub fn data_key(flow_id: u32) -> cclab_transport::DataKey {
 }
 
 /// The real datapath's machine tunings, each turned off by setting its variable to 0.
-pub const TUNINGS: [&str; 4] = [
+pub const TUNINGS: [&str; 6] = [
     "CCLAB_NET_PRIORITY",
     "CCLAB_NET_PIN",
     "CCLAB_NET_SPIN",
     "CCLAB_NET_ACK_TIMESTAMPS",
+    "CCLAB_NET_GSO",
+    "CCLAB_NET_RECVMMSG",
 ];
 
 /// Whether the environment variable `name` is set to 0: how each of [`TUNINGS`] is turned off.
@@ -493,10 +495,23 @@ unsafe fn recv_meta_raw(fd: RawFd, ptr: *mut u8, len: usize) -> io::Result<Optio
         }
         return Err(e);
     }
+    // SAFETY: the kernel filled msg (and `from`, which it points to) for this datagram.
+    Ok(Some(unsafe { meta_of(&msg, n as usize) }))
+}
+
+/// What a `recvmsg` (or one message of `recvmmsg`) of `len` bytes learnt: the source address
+/// `msg.msg_name` points to (a sockaddr_in) and the TOS and timestamp control messages.
+///
+/// # Safety
+/// `msg` must be a message header the kernel just filled: `msg_name` pointing to a sockaddr_in and
+/// `msg_control` to its control buffer of `msg_controllen` bytes.
+pub(crate) unsafe fn meta_of(msg: &libc::msghdr, len: usize) -> RecvMeta {
     let mut meta = RecvMeta {
-        len: n as usize,
+        len,
         ..Default::default()
     };
+    // SAFETY: msg_name points to a sockaddr_in (the caller's contract).
+    let from = unsafe { &*(msg.msg_name as *const libc::sockaddr_in) };
     if msg.msg_namelen as usize >= std::mem::size_of::<libc::sockaddr_in>()
         && from.sin_family == libc::AF_INET as u16
     {
@@ -507,7 +522,7 @@ unsafe fn recv_meta_raw(fd: RawFd, ptr: *mut u8, len: usize) -> io::Result<Optio
     }
     // SAFETY: the CMSG_* macros walk the control buffer the kernel filled, within msg_controllen.
     unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        let mut c = libc::CMSG_FIRSTHDR(msg);
         while !c.is_null() {
             let (lvl, ty) = ((*c).cmsg_level, (*c).cmsg_type);
             let data = libc::CMSG_DATA(c);
@@ -517,10 +532,10 @@ unsafe fn recv_meta_raw(fd: RawFd, ptr: *mut u8, len: usize) -> io::Result<Optio
                 let ts = std::ptr::read_unaligned(data as *const libc::timespec);
                 meta.kernel_ts = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
             }
-            c = libc::CMSG_NXTHDR(&msg, c);
+            c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    Ok(Some(meta))
+    meta
 }
 
 /// A CLOCK_MONOTONIC timerfd armed with absolute deadlines. Unlike a `ppoll` timeout, whose slack the

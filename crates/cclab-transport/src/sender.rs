@@ -495,6 +495,25 @@ impl Sender {
         Some(seg)
     }
 
+    /// When pacing alone next lets a packet go (the pacing term of [`Sender::poll_timeout`]), and the
+    /// spacing of full-sized packets at the current pacing rate; None when nothing waits for pacing or
+    /// the flow is not paced. A driver that sends several packets per system call (UDP GSO on the real
+    /// datapath) uses them to wake for a small batch of departures instead of each one.
+    pub fn next_departure(&self) -> Option<(Nanos, Nanos)> {
+        let rate = self
+            .cc
+            .pacing_rate_bps()
+            .filter(|r| *r > 0.0 && r.is_finite())?;
+        (self.next_send > 0
+            && !self.cc.quiesced()
+            && self.window_open()
+            && (self.may_send_new() || self.board.retx_pending()))
+        .then(|| {
+            let gap = tx_time((self.cfg.mss + self.cfg.header_bytes) as u64, rate);
+            (self.next_send, gap)
+        })
+    }
+
     /// When `handle_timeout` must next be called.
     pub fn poll_timeout(&self) -> Option<Nanos> {
         let mut t = self.rto_deadline;
