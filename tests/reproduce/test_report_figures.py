@@ -1,24 +1,25 @@
-"""Every experiment's figures drawn from real runs: the experiment's own ``figures`` hook (the one `cclab report`
-and `cclab reproduce` call through ``cclab.reproduce.report.figures``) on one seed of every variant, each
-figure saved as a PNG the way the report saves it, and the file checked to exist and to carry a drawing.
-A figure that reads a column or a variant its runs do not have (B8's ``cwnd_pkts``, found only after a full
-``make reproduce``) fails here.
+"""Every experiment's figures drawn from real runs, through the report's own path: ``cclab.reproduce.report
+.figures`` (what `cclab report` and `cclab reproduce` call: the experiment's ``figures`` hook, each figure
+saved as PNG bytes) given one seed of every variant instead of a results folder; each PNG is written out
+and checked to exist, to be a PNG and to be more than empty axes, and each figure to hold data in some
+panel. A figure that reads a column or a variant its runs do not have (B8's ``cwnd_pkts``, found only after
+a full ``make reproduce``) fails here; so does an engine that crashes on one of the 300 variants (a
+half-built delivery change did on D1's two-source Poisson variant while this test was written).
 
-The runs are tiny rather than the quick size: every variant's scenario (after the variant's own change, so
-a variant that sets its own duration is shortened too) scaled to TINY_S seconds of simulated time, one
-seed. Tiny runs of every variant of all 26 experiments that draw figures cost ~35 s on this 2-core machine,
-drawing them ~30 s; where the claim tests of this folder already ran the experiment (``claims_of``, e.g. M5's
-32 variants) their first seed's runs are drawn instead of new ones. The figures are not judged here
-(the numbers in them are tested by the claim tests), only drawn: a tiny run is all start-up."""
+The runs are tiny rather than the quick size: every variant's scenario scaled to TINY_S seconds of
+simulated time (before the variant's change, as --quick does, and again after it if the variant sets a
+longer duration of its own), one seed. Alone, this file takes ~60 s on this 2-core machine (18 s of CPU:
+~35 s runs, the rest drawing); where the claim tests of this folder already ran an experiment
+(``claims_of``: F2, F3, M1-M8, B1, B8, B9) their first seed's runs are drawn instead of new ones. The
+figures' numbers are not judged here (the claim tests do that), only drawn: a tiny run is all start-up."""
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 
 from cclab import reproduce as rp
-from cclab.reproduce import _run_once, _secs
+from cclab.reproduce import _run_once, _secs, report as rr
 
 TINY_S = 2.0
 # F3's 16 join/leave phases at 2 s would be 0.125 s each, fewer than two of its 0.1 s samples per half
@@ -65,26 +66,29 @@ def test_every_experiment_with_figures_is_tested_here():
 
 
 @pytest.mark.parametrize("exp_id", DRAWN)
-def test_figures_are_drawn_from_real_runs(exp_id, cached_runs, tmp_path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def test_figures_are_drawn_from_real_runs(exp_id, cached_runs, tmp_path, monkeypatch):
     e = rp.experiments()[exp_id.lower()]
     assert e.figures is not None
     runs = cached_runs(exp_id) or tiny_runs(exp_id)
-    figs = e.figures(runs)
-    assert figs, f"{exp_id} draws no figure"
-    for name, fig in figs.items():
-        assert _drawn(fig), f"{exp_id} {name}: no panel holds data"
-        buf = io.BytesIO()
-        # As cclab.reproduce.report.figures saves them.
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-        plt.close(fig)
+    # The report's own path (cclab.reproduce.report.figures: the hook, then each figure saved as PNG bytes),
+    # given these runs instead of loading them from a results folder; the hook is wrapped to look at each
+    # figure before the report saves and closes it.
+    hook, drawn = e.figures, {}
+
+    def looked_at(res: rp.Runs) -> dict:
+        figs = hook(res)
+        drawn.update({name: _drawn(fig) for name, fig in figs.items()})
+        return figs
+
+    monkeypatch.setattr(e, "figures", looked_at)
+    monkeypatch.setattr(rr, "_runs", lambda folder, rep: runs)
+    pngs = rr.figures(tmp_path, {"id": exp_id, "runs": {name: [] for name in runs}, "seeds": [1]})
+    assert pngs and set(pngs) == set(drawn), f"{exp_id} draws no figure"
+    for name, data in pngs.items():
+        assert drawn[name], f"{exp_id} {name}: no panel holds data"
         png = tmp_path / f"{name}.png"
-        png.write_bytes(buf.getvalue())
-        data = png.read_bytes()
-        # A PNG, and more than an empty frame: a blank 6 × 4 in figure at 110 dpi is ~3 KB; the smallest
-        # drawn figure here is ~15 KB.
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 8_000, (exp_id, name, len(data))
+        png.write_bytes(data)
+        # A PNG, and more than empty axes: one empty panel saves to 8-10 KB at the report's 110 dpi; the
+        # smallest figure drawn from these runs is 25 KB (M6's parking lot, B9's window).
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 15_000, \
+            (exp_id, name, png.stat().st_size)
