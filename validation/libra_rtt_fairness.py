@@ -4,6 +4,7 @@ beyond the paper"): four flows on a drop-tail dumbbell with a buffer of the long
 the last two thirds of the run, mean ± 95 % CI over seeds. Writes a Markdown table to stdout.
 
     .venv/bin/python validation/libra_rtt_fairness.py [--seeds 5] [--duration 200] [--k2 2] [--caps 10,100,622]
+        [--mixes "10/400;40/160"] [--penalty-rtt srtt] [--libra-only]
 """
 from __future__ import annotations
 
@@ -39,15 +40,20 @@ def main() -> None:
     ap.add_argument("--k2", type=float, default=None, help="Libra's k2 (default: Libra's default, the paper's 2)")
     ap.add_argument("--caps", default=",".join(map(str, CAPS)), help="capacities in Mbit/s, comma-separated")
     ap.add_argument("--mixes", default=None, help="only these mixes (names as in MIXES, ';'-separated)")
+    ap.add_argument("--penalty-rtt", choices=["sample", "srtt"], default=None,
+                    help="Libra's penalty_rtt (docs/algorithms/libra.md DECISION 1; default: Libra's, \"sample\")")
+    ap.add_argument("--libra-only", action="store_true", help="skip the NewReno runs (its column shows -)")
     a = ap.parse_args()
-    lib_params = {"k2": a.k2} if a.k2 is not None else {}
+    lib_params: dict = {"k2": a.k2} if a.k2 is not None else {}
+    if a.penalty_rtt is not None:
+        lib_params["penalty_rtt"] = a.penalty_rtt
     print("| RTTs (ms) | Mbit/s | Libra per-flow Jain | NewReno per-flow Jain | Libra stability warnings (runs) |")
     print("| --- | --- | --- | --- | --- |")
     mixes = {k: v for k, v in MIXES.items() if a.mixes is None or k in a.mixes.split(";")}
     for (name, rtts), cap in itertools.product(mixes.items(), [int(c) for c in a.caps.split(",")]):
-        out = {}
+        out = {"newreno": "-"}
         warned = 0
-        for cc in ("libra", "newreno"):
+        for cc in ("libra",) if a.libra_only else ("libra", "newreno"):
             js = []
             for s in range(1, a.seeds + 1):
                 j, w = run(cc, rtts, cap, s, a.duration, lib_params if cc == "libra" else {})
