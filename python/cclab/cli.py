@@ -289,7 +289,7 @@ def algorithms() -> None:
 @click.option("--seeds", "seeds_arg", help="the seeds to start from: a count (5 = seeds 1-5), a range (11-15) or a "
               "list (1,4,9) [each experiment's own]")
 @click.option("--max-seeds", type=int, help="run batches of 5 more seeds while a row is inconclusive, up to this "
-              "many seeds in all [30]; the number of --seeds turns it off")
+              "many seeds in all [30]; set it to the count of --seeds (--seeds 5 --max-seeds 5) to run exactly those seeds")
 @_contract
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, workers: Optional[int],
               scheduler: Optional[str], seeds_arg: Optional[str], max_seeds: Optional[int]) -> None:
