@@ -45,6 +45,11 @@ impl QueueDiscipline for DropTail {
         "droptail"
     }
 
+    fn plain_fifo_limit(&self) -> Option<BufferLimit> {
+        // With an ECN step, arrivals above it are marked: not plain.
+        self.mark_threshold.is_none().then_some(self.limit)
+    }
+
     #[inline]
     fn enqueue(
         &mut self,

@@ -118,6 +118,14 @@ pub trait QueueDiscipline: Send {
         false
     }
 
+    /// The limit, if this discipline is a plain tail-drop FIFO: its `enqueue` drops an arrival that
+    /// `overflows` the limit, accepts every other into queue 0, and touches nothing else (no mark, no
+    /// state, no random draw). The simulator then applies the limit itself, without building a
+    /// `RouterPacket` and a virtual call per packet; same contract as the two above.
+    fn plain_fifo_limit(&self) -> Option<BufferLimit> {
+        None
+    }
+
     /// A head packet is leaving its queue; `q` is the occupancy without it. Disciplines that judge at
     /// enqueue keep the default.
     #[inline]

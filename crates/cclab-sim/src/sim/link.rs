@@ -7,7 +7,9 @@ use super::packet::{prefetch_packet, Body, Pipe};
 use super::Simulation;
 use crate::events::Event;
 use crate::result::{PacketKind, TraceKind};
-use cclab_cc::aqm::{Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict};
+use cclab_cc::aqm::{
+    BufferLimit, Departure, Leaving, QueueDiscipline, QueueLen, RouterPacket, Verdict,
+};
 use cclab_cc::impair::Impairments;
 use cclab_cc::rng::{self, SimRng};
 use cclab_cc::schedule::StepCursor;
@@ -29,6 +31,8 @@ pub(super) struct Link {
     /// The discipline's `judges_departures` and `watches_dequeues`, read once.
     pub(super) departs: bool,
     pub(super) dequeues: bool,
+    /// The discipline's `plain_fifo_limit`, read once: drop-tail's verdict applied here.
+    fifo_limit: Option<BufferLimit>,
     pub(super) qlen: QueueLen,
     pub(super) busy: bool,
     /// The packet being serialised.
@@ -89,6 +93,7 @@ impl Link {
     ) -> Link {
         let n = qdisc.queues().max(1);
         let (departs, dequeues) = (qdisc.judges_departures(), qdisc.watches_dequeues());
+        let fifo_limit = qdisc.plain_fifo_limit();
         Link {
             rate_bps,
             delay,
@@ -98,6 +103,7 @@ impl Link {
             fq: n > 1,
             departs,
             dequeues,
+            fifo_limit,
             qlen: QueueLen::default(),
             busy: false,
             in_service: 0,
@@ -194,6 +200,14 @@ impl Simulation {
             && rng::uniform(&mut link.rng) < link.loss
         {
             None
+        } else if let Some(limit) = link.fifo_limit {
+            // Drop-tail without an ECN step: `DropTail::enqueue`'s verdict, without its call.
+            let v = if limit.overflows(link.qlen, p.bytes) {
+                Verdict::Drop
+            } else {
+                Verdict::Enqueue
+            };
+            Some((v, 0))
         } else {
             let mut dummy = 0u32;
             let (bytes, ect, flags) = (p.bytes, p.ect, p.flags);
