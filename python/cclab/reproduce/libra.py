@@ -454,11 +454,11 @@ def _l2_claims(res: Runs) -> list[Claim]:
             m = {cc: abs(np.mean(a[(cc, cap, buf)])) for cc in ccs}
             closest.append(min(m, key=lambda cc: m[cc]))
         lib = sum(1 for c in closest if c == "libra")
+        others = ", ".join(f"{cap}/{buf} {c}" for (cap, buf), c in zip(cells, closest) if c != "libra")
         return Claim(f"Libra is the friendliest (A closest to 0; against {label})",
                      "closest to 0 in all but one cell (Figs. 6, 7)",
-                     f"closest in {lib} of {len(cells)} cells (others: "
-                     + ", ".join(f"{cap}/{buf} {c}" for (cap, buf), c in zip(cells, closest) if c != "libra")
-                     + f"); Libra's A {lib_a}",
+                     f"closest in {lib} of {len(cells)} cells" + (f" (others: {others})" if others else "")
+                     + f"; Libra's A {lib_a}",
                      f"|mean A| smallest in ≥ {need} of {len(cells)} cells", lib >= need)
 
     sets = {"today's CUBIC": ("vegas", "cubic", "hybla", "libra"),
