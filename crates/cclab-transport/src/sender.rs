@@ -342,6 +342,11 @@ impl Sender {
     }
 
     /// The next data packet to put on the wire now, if the window, pacing and the algorithm allow.
+    ///
+    /// Inlined into the driver up to the point where a packet will leave; the packet is made out of
+    /// line (`transmit`). Drivers call this until it says None, so about every other call stops at
+    /// the window test and should not pay for the frame of the function that builds a packet.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<DataSegment> {
         // Whether the previous call was held back by pacing alone; only this call's pacing test below
         // sets it again.
@@ -372,6 +377,16 @@ impl Sender {
                 return None;
             }
         }
+        self.transmit(now, pair_second, pacing_held)
+    }
+
+    /// The rest of `poll_transmit`, once neither pacing nor the window holds the packet back.
+    fn transmit(
+        &mut self,
+        now: Nanos,
+        pair_second: bool,
+        pacing_held: bool,
+    ) -> Option<DataSegment> {
         // F-RTO step 2b: new data, not the packets the RTO marked lost, while the ACKs decide.
         let retx_next = if self.frto_new && self.may_send_new() {
             None
