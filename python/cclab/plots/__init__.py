@@ -25,7 +25,6 @@ import pandas as pd
 # runner.run) and nothing to close.
 from matplotlib.figure import Figure
 
-from . import _png
 from ._style import FORMATS, STYLES, Style, finish, get_style
 from ._view import RunView, build_view
 from .distributions import cdf_figure, throughput_delay_figure
@@ -60,26 +59,17 @@ def build_figures(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec:
 
 def save(fig: Figure, path: Union[str, Path]) -> Path:
     """Saves a figure in the format of ``path``'s suffix (png, pdf or svg)."""
-    _save(fig, path)()
-    return Path(path)
-
-
-def _save(fig: Figure, path: Union[str, Path]) -> Callable[[], None]:
-    """Starts saving ``fig``; returns the function that waits until the file is written."""
     p = Path(path)
     fmt = check_format(p.suffix.lstrip(".").lower())
-    if fmt == "png":
-        # The pixels from matplotlib, the file from zlib in a thread (python/cclab/plots/_png.py): the same
-        # pixels as savefig's PNG through Pillow, without Pillow's row filtering (a seventh of the
-        # instructions of importing matplotlib and pandas and drawing the 30-flow example's figures).
-        return _png.write(fig, p)
-    kw: dict = {}
+    # zlib level 1 instead of Pillow's 6: 10 ms instead of 60 ms for the five figures of a run, for
+    # files 12 % larger (691 KB against 618 KB; measured 2026-11-26). Decoded pixels are identical.
+    kw: dict = {"pil_kwargs": {"compress_level": 1}} if fmt == "png" else {}
     if fmt == "pdf":
         kw["metadata"] = {"CreationDate": None}  # the same run gives the same bytes
     if fmt == "svg":
         kw["metadata"] = {"Date": None}
     fig.savefig(p, format=fmt, **kw)
-    return lambda: None
+    return p
 
 
 def write_plots(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, out: Path,
@@ -90,13 +80,7 @@ def write_plots(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, out: Pa
     out.mkdir(parents=True, exist_ok=True)
     v = build_view(flows, links, summary, spec)
     v.style = get_style(style)
-    paths: list[Path] = []
-    waits: list[Callable[[], None]] = []
-    try:
-        for name, build in FIGURES.items():
-            paths.append(out / f"{Path(name).stem}.{format}")
-            waits.append(_save(finish(build(v)), paths[-1]))  # a PNG is compressed while the next is drawn
-    finally:
-        for wait in waits:
-            wait()
+    paths = []
+    for name, build in FIGURES.items():
+        paths.append(save(finish(build(v)), out / f"{Path(name).stem}.{format}"))
     return paths
