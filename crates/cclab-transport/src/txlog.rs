@@ -82,7 +82,9 @@ impl TxLog {
     /// The index of the record with timestamp `ts`.
     fn find(&self, ts: Nanos) -> Option<usize> {
         const SCAN: usize = 8;
-        let from = self.hint.saturating_sub(self.popped) as usize;
+        // From the record after the last echo found: on a FIFO path each ACK echoes a newer
+        // transmission, and the rarer repeat of the same one is found by the binary search.
+        let from = self.hint.saturating_sub(self.popped) as usize + 1;
         for i in from..(from + SCAN).min(self.records.len()) {
             let r = self.records[i].ts;
             if r == ts {
