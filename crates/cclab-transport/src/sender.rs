@@ -530,6 +530,7 @@ impl Sender {
     }
 
     /// When `handle_timeout` must next be called.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         let mut t = self.rto_deadline;
         let mut take = |x: Nanos| t = Some(t.map_or(x, |y| y.min(x)));
