@@ -295,6 +295,29 @@ def test_a_per_seed_row_is_judged_by_a_sign_test():
     assert sign_verdict(20, 30) == "holds" and sign_verdict(19, 30) == "inconclusive"
 
 
+def test_a_row_over_cells_counts_cells_won_lost_and_undecided():
+    from cclab.reproduce.overseeds import abs_interval, cells_verdict, judged_cells, paired_outcome
+
+    # Paired differences: the 95 % CI (t = 4.30 for 3 seeds) clears 0 above (won), below (lost), or not;
+    # equal runs tie, and a tie counts for ours (as the mean-only rule ours ≥ rival did).
+    assert paired_outcome([0.01, 0.02, 0.015]) == "won"
+    assert paired_outcome([-0.01, -0.02, -0.015]) == "lost"
+    assert paired_outcome([0.01, -0.01, 0.005]) == "undecided"
+    assert paired_outcome([0.0, 0.0, 0.0]) == "won"
+    # |mean|'s interval: mean 0.2 ± 0.248 straddles 0, so it reaches 0; −0.5 ± 0.248 does not.
+    lo, hi = abs_interval([0.1, 0.2, 0.3])
+    assert lo == 0.0 and hi == pytest.approx(0.2 + 4.303 * 0.1 / 3 ** 0.5, abs=1e-3)
+    lo, hi = abs_interval([-0.5, -0.6, -0.4])
+    assert (lo, hi) == (pytest.approx(0.5 - 0.2484, abs=1e-3), pytest.approx(0.5 + 0.2484, abs=1e-3))
+    assert abs_interval([-0.3]) == (0.3, 0.3)  # one seed: the point
+    # need 4 of 5: holds at 4 won; does not hold once 2 are lost (4 out of reach); else inconclusive.
+    assert [cells_verdict(w, lost, 5, 4) for w, lost in ((4, 0), (5, 0), (3, 2), (3, 1), (0, 0), (0, 5))] == \
+        ["holds", "holds", "does not hold", "inconclusive", "inconclusive", "does not hold"]
+    c = judged_cells("x", "p", ["won", "lost", "undecided", "won", "won"], 4, "cells", "more", "c", (2, 5))
+    assert c.verdict == "inconclusive" and c.measured == "won 3, lost 1, undecided 1 of 5 cells; more"
+    assert c.seeds_held == (2, 5)
+
+
 def test_an_axis_row_holds_only_when_every_point_does():
     from cclab.reproduce.overseeds import judged_axis
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..results import Result
 from . import Claim, Experiment, Runs, all_flows_as as _as, window as w
-from .overseeds import ci, judged, judged_axis, judged_each, per_seed
+from .overseeds import LOST, UNDECIDED, WON, abs_interval, ci, judged, judged_axis, judged_cells, judged_each, paired_outcome, per_seed
 
 
 def _gp(s: dict) -> list[float]:
@@ -293,32 +293,37 @@ def _jain(r: Result) -> float:
 
 
 def _l1_claims(res: Runs) -> list[Claim]:
+    # A cell (capacity) is won / lost / undecided by the 95 % CI of the per-seed difference, paired by seed,
+    # Libra's Jain minus that of the other protocol with the highest mean Jain there (overseeds.paired_outcome);
+    # the row holds when ≥ need cells are won, does not hold when need is out of reach (overseeds.cells_verdict).
     rows = []
     for label, others in L1_SETS.items():
         if not all(_key(cc, CAPS_MBPS[0], b) in res for cc in others for b in BUFFERS):
             continue
         for buf in BUFFERS:
-            wins, cells, beaten = 0, 0, []
+            outcomes, notes = [], []
             per_seed_wins: Optional[list[int]] = None
             for cap in CAPS_MBPS:
                 j = {cc: per_seed(res[_key(cc, cap, buf)], _jain) for cc in (*others, "libra")}
                 best_other = max(others, key=lambda c: np.mean(j[c]))
-                ok = np.mean(j["libra"]) >= np.mean(j[best_other])
-                wins += ok
-                cells += 1
-                if not ok:
-                    beaten.append(f"{cap} Mbit/s by {best_other} ({np.mean(j[best_other]):.3f} vs {np.mean(j['libra']):.3f})")
+                diff = [a - b for a, b in zip(j["libra"], j[best_other])]
+                outcome = paired_outcome(diff)
+                outcomes.append(outcome)
+                if outcome != WON:
+                    notes.append(f"{cap} Mbit/s vs {best_other} {ci(diff, '{:.3f}')} ({outcome})")
                 each = [int(all(j["libra"][s] >= j[c][s] for c in others)) for s in range(len(j["libra"]))]
                 per_seed_wins = each if per_seed_wins is None else [a + b for a, b in zip(per_seed_wins, each)]
+            cells = len(outcomes)
             need = cells - 1 if buf == "pipe" else cells - 2  # "almost all"; the paper's own exceptions: Hybla at 80/160 with 200 packets
             lib = ", ".join(f"{cap}: {ci(per_seed(res[_key('libra', cap, buf)], _jain), '{:.3f}')}" for cap in CAPS_MBPS)
-            rows.append(Claim(f"Libra has the highest Jain's index ({'longest-pipe' if buf == 'pipe' else '200-packet'} "
-                              f"buffer; against {label})",
-                              "highest in almost all cells (Figs. 4, 5)",
-                              f"highest (by mean) in {wins} of {cells} capacities; Libra's Jain by Mbit/s {lib}"
-                              + (f"; beaten at {'; '.join(beaten)}" if beaten else ""),
-                              f"highest mean in ≥ {need} of {cells} capacities",
-                              wins >= need, (sum(1 for k in (per_seed_wins or []) if k >= need), len(per_seed_wins or []))))
+            rows.append(judged_cells(
+                f"Libra has the highest Jain's index ({'longest-pipe' if buf == 'pipe' else '200-packet'} "
+                f"buffer; against {label})", "highest in almost all cells (Figs. 4, 5)", outcomes, need, "capacities",
+                (f"Libra's Jain minus the best other's: {'; '.join(notes)}; " if notes else "")
+                + f"Libra's Jain by Mbit/s {lib}",
+                f"Libra's Jain − the best other's (paired by seed) ≥ 0 beyond its 95 % CI in ≥ {need} of {cells} "
+                f"capacities (does not hold: < 0 beyond it in > {cells - need})",
+                (sum(1 for k in (per_seed_wins or []) if k >= need), len(per_seed_wins or []))))
     return rows
 
 
@@ -368,6 +373,10 @@ def _l1_explain(res: Runs, claims: list[Claim]) -> str:
                         + " | ".join(ci(j[c], "{:.3f}") if c in j else "–" for c in ("newreno", "libra", "cubic", "cubic-2005"))
                         + f" | {ci(gap, '{:.3f}')} |")
     nr = [float(np.mean(per_seed(res[_key("newreno", cap, buf)], _jain))) for buf in BUFFERS for cap in CAPS_MBPS]
+    said = {"holds": "holds", "does not hold": "does not hold", "inconclusive": "is inconclusive"}
+    concl = " or ".join(said[v] for v in dict.fromkeys(c.verdict for c in claims
+                                                         if c.claim.startswith("Libra has the highest") and c.verdict in said)
+                        ) or "is not judged"
     return ("**Differential diagnosis.** (a) *Paper-exact variant*: the paper ran the CUBIC its developers gave "
             "for ns-2 in 2005 (β = 0.8, i.e. the window drops to 0.8·W, C = 0.4, fast convergence, TCP-friendly "
             "region, no HyStart); it is run beside today's CUBIC and the rows judge Libra against each set. "
@@ -385,7 +394,7 @@ def _l1_explain(res: Runs, claims: list[Claim]) -> str:
             f"{min(cub_same, default=float('nan')):.3f}-{max(cub_same, default=float('nan')):.3f}), and the two "
             "cancel: Libra's margin over the best other protocol is "
             f"{min(gaps):+.3f} to {max(gaps):+.3f} in Jain (per-seed mean per cell), inside the CIs. "
-            "(c) *Conclusion*: \"highest in almost all cells\" does not hold under the paper's own setup with "
+            f"(c) *Conclusion*: \"highest in almost all cells\" {concl} under the paper's own setup with "
             "either CUBIC: Libra is RTT-fair in every cell (Jain ≥ 0.96, no RTT bias), as the paper says, but CUBIC, "
             "of 2005 or of today, scores as high a Jain's index, and the order among protocols at Jain 0.95-0.99 is "
             "decided by differences the size of the CIs. Nothing in our Libra is changed by this: its Jain does not depend on which "
@@ -449,17 +458,32 @@ def _l2_claims(res: Runs) -> list[Claim]:
     lib_a = "; ".join(f"{cap}/{buf}: {ci(a[('libra', cap, buf)])}" for cap, buf in cells)
 
     def friendliest(label: str, ccs: tuple[str, ...]) -> Claim:
-        closest = []
+        # Closest to 0 is about |mean A|, which a per-seed |A| does not estimate (a protocol whose A swings
+        # around 0 from seed to seed has a large mean |A| and a small |mean A|), so no paired difference:
+        # each protocol's |mean A| gets the interval implied by its mean's 95 % CI (overseeds.abs_interval),
+        # and a cell is won when Libra's upper end is below every other's lower end, lost when some other's
+        # upper end is below Libra's lower end, else undecided. Two non-overlapping 95 % intervals are a
+        # stricter test than 5 %, so a cell is called only on a clear gap.
+        outcomes, notes, each = [], [], [0] * n
         for cap, buf in cells:
-            m = {cc: abs(np.mean(a[(cc, cap, buf)])) for cc in ccs}
-            closest.append(min(m, key=lambda cc: m[cc]))
-        lib = sum(1 for c in closest if c == "libra")
-        others = ", ".join(f"{cap}/{buf} {c}" for (cap, buf), c in zip(cells, closest) if c != "libra")
-        return Claim(f"Libra is the friendliest (A closest to 0; against {label})",
-                     "closest to 0 in all but one cell (Figs. 6, 7)",
-                     f"closest in {lib} of {len(cells)} cells" + (f" (others: {others})" if others else "")
-                     + f"; Libra's A {lib_a}",
-                     f"|mean A| smallest in ≥ {need} of {len(cells)} cells", lib >= need)
+            iv = {cc: abs_interval(a[(cc, cap, buf)]) for cc in ccs}
+            rivals = [cc for cc in ccs if cc != "libra"]
+            if all(iv["libra"][1] < iv[cc][0] for cc in rivals):
+                outcomes.append(WON)
+            else:
+                lost = [cc for cc in rivals if iv[cc][1] < iv["libra"][0]]
+                outcomes.append(LOST if lost else UNDECIDED)
+                near = lost or [cc for cc in rivals if iv[cc][0] <= iv["libra"][1]]
+                notes.append(f"{cap}/{buf} " + ", ".join(f"{cc} {ci(a[(cc, cap, buf)])}" for cc in near)
+                             + f" ({outcomes[-1]})")
+            for s in range(n):
+                each[s] += all(abs(a[("libra", cap, buf)][s]) <= abs(a[(cc, cap, buf)][s]) for cc in rivals)
+        return judged_cells(f"Libra is the friendliest (A closest to 0; against {label})",
+                            "closest to 0 in all but one cell (Figs. 6, 7)", outcomes, need, "cells",
+                            (f"rivals not clearly farther from 0: {'; '.join(notes)}; " if notes else "") + f"Libra's A {lib_a}",
+                            f"Libra's |mean A| 95 % interval below every other's in ≥ {need} of {len(cells)} cells "
+                            f"(does not hold: some other's below Libra's in > {len(cells) - need})",
+                            (sum(1 for k in each if k >= need), n))
 
     sets = {"today's CUBIC": ("vegas", "cubic", "hybla", "libra"),
             "the paper's CUBIC (2005)": ("vegas", "cubic-2005", "hybla", "libra")}
@@ -497,10 +521,10 @@ def _l2_explain(res: Runs, claims: list[Claim]) -> str:
               for cc in ("cubic", "cubic-2005") if _key(cc, *cells[0]) in res}
     return ("**Differential diagnosis.** (a) *Paper-exact variant*: the paper's CUBIC is the 2005 one (β = 0.8, no "
             "HyStart; see L1); its A averaged over the cells is "
-            + " against ".join(f"{v:+.2f} ({k})" for k, v in mean_a.items()) + ". Libra is "
-            + "; ".join(f"{c.measured.split(' (')[0]} against {k}" for k, c in friendly.items())
-            + (f". The friendliness ranking of Figs. 6-7 {'holds' if paper_row.holds else 'does not hold'} with the "
-               "CUBIC the paper ran" if paper_row is not None else "") + ". (b) *Mechanism of "
+            + " against ".join(f"{v:+.2f} ({k})" for k, v in mean_a.items()) + ". Libra closest to 0, cell by "
+            + "cell, " + "; ".join(f"against {k}: {c.measured.split(';')[0]}" for k, c in friendly.items())
+            + (f". The friendliness ranking of Figs. 6-7 {'is' if paper_row.verdict == 'inconclusive' else ''} "
+               f"{paper_row.verdict} with the CUBIC the paper ran" if paper_row is not None else "") + ". (b) *Mechanism of "
             "the §IV.B row*: Libra's share beside NewReno is not fixed, it grows with the capacity, because its "
             "increase α = k1·C·P scales with C (eq. 53) while NewReno's does not. Libra's A by capacity (longest "
             "pipe / 200 packets): " + "; ".join(f"{cap} Mbit/s {v[0]:+.2f} / {v[1]:+.2f}" for cap, v in by_cap.items())

@@ -15,12 +15,16 @@ Verdicts (``Claim.verdict``):
   "does not hold" when P(X ≤ k | p = ½) < 0.05, else "inconclusive". One seed: that run's verdict.
 - ``judged_axis``: a claim over the points of an axis: holds when every point holds, does not hold when
   any point does not, else inconclusive.
+- ``judged_cells`` (a claim over cells that needs ``need`` of them, e.g. a ranking "in almost all cells"):
+  each cell is "won", "lost" or "undecided" by a 95 % CI (the experiment says which CI); "holds" when at
+  least ``need`` cells are won, "does not hold" when more than cells − need are lost (``need`` is out of
+  reach even if every undecided cell were won), else "inconclusive".
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Optional, TypeVar
 
 from ..results import Result
 from ..stats import spread
@@ -129,3 +133,46 @@ def judged_axis(claim: str, paper: str, axis: str, points: Mapping[str, Sequence
     verdict = "does not hold" if "does not hold" in vs else "inconclusive" if "inconclusive" in vs else "holds"
     return Claim(claim, paper, measured, f"{criterion} at every {axis} (✗: fails there; ?: CI straddles)", None,
                  (sum(each), n), verdict=verdict)
+
+
+WON, LOST, UNDECIDED = "won", "lost", "undecided"
+
+
+def paired_outcome(diffs: Sequence[float]) -> str:
+    """A cell of a ranking judged on the per-seed differences (ours − the rival's, paired by seed): "won"
+    when the difference is ≥ 0 at its mean and both ends of its 95 % CI, "lost" when < 0 at all three,
+    "undecided" when the CI straddles 0 (:func:`verdict_of`; a tie counts for ours, as a mean-only rule
+    ``ours ≥ rival`` did)."""
+    return {"holds": WON, "does not hold": LOST, "inconclusive": UNDECIDED}[verdict_of(diffs, lambda v: v >= 0)]
+
+
+def abs_interval(values: Sequence[float]) -> tuple[float, float]:
+    """The 95 % CI of |mean| implied by the Student-t CI [lo, hi] of the mean: [0, max(|lo|, |hi|)] when
+    it straddles 0, else [min(|lo|, |hi|), max(|lo|, |hi|)]. One seed: the point |value|."""
+    m, _, n, half = spread(values)
+    if n == 0:
+        return math.nan, math.nan
+    if n == 1 or not math.isfinite(half):
+        return abs(m), abs(m)
+    lo, hi = m - half, m + half
+    return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
+
+
+def cells_verdict(won: int, lost: int, cells: int, need: int) -> str:
+    """The verdict of a claim that needs ``need`` of ``cells`` won (see the module's docstring)."""
+    if won >= need:
+        return "holds"
+    if lost > cells - need:
+        return "does not hold"
+    return "inconclusive"
+
+
+def judged_cells(claim: str, paper: str, outcomes: Sequence[str], need: int, what: str, measured: str,
+                 criterion: str, seeds_held: Optional[tuple[int, int]] = None) -> Claim:
+    """A row over cells, each "won" / "lost" / "undecided" (``outcomes``): the verdict of
+    :func:`cells_verdict`; the measurement opens with the three counts ("won 3, lost 1, undecided 1 of 5
+    ``what``") and goes on with ``measured``."""
+    won, lost = outcomes.count(WON), outcomes.count(LOST)
+    head = f"won {won}, lost {lost}, undecided {len(outcomes) - won - lost} of {len(outcomes)} {what}"
+    return Claim(claim, paper, head + (f"; {measured}" if measured else ""), criterion, None, seeds_held,
+                 verdict=cells_verdict(won, lost, len(outcomes), need))
