@@ -270,6 +270,11 @@ impl LossRecovery {
         }
     }
 
+    /// Some retransmission is still watched for loss (`detect_lost_retransmissions` has work).
+    pub(crate) fn has_retx_fences(&self) -> bool {
+        !self.retx_fences.is_empty()
+    }
+
     /// Retransmissions overtaken by DupThresh later-sent packets, or by RACK's time rule, are marked
     /// lost again on the scoreboard (see the module doc). Returns how many were found lost and how many
     /// of them left during the current recovery episode.

@@ -138,7 +138,13 @@ impl Sender {
     }
 
     /// Lost retransmissions marked for resending; returns those of the current recovery episode.
+    #[inline]
     pub(super) fn detect_lost_retransmissions(&mut self, now: Nanos) -> u64 {
+        // Nearly every ACK finds no retransmission in flight: then nothing can be found lost, and the
+        // reordering window and DupThresh (pure reads) need not be worked out.
+        if !self.recovery.has_retx_fences() {
+            return 0;
+        }
         let (reo_wnd, dupthresh) = (self.reo_wnd_now(), self.dupthresh());
         let (found, current) =
             self.recovery
