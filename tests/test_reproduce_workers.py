@@ -97,7 +97,7 @@ def _alive(pid):
 
 
 # L1 (60 variants) at two seeds, quick: 120 short runs, so the pool is busy when it is killed (~30 s on 2 workers).
-REPRODUCE = ["reproduce", "L1", "--quick", "--seeds", "2", "-j", "2"]
+REPRODUCE = ["reproduce", "L1", "--quick", "--seeds", "2", "--max-seeds", "2", "-j", "2"]
 
 
 def _cclab(*args, timeout=600):
