@@ -65,7 +65,7 @@ testdeps:
 		|| echo "note: iperf3 not installed (not root or no apt-get): its kernel-datapath test will skip"; }
 
 py-test: build browser testdeps
-	$(VENV)/bin/pytest -q -rsx -x -m "not validate" tests
+	$(VENV)/bin/pytest -q -rsx -x -m "not validate" --durations=25 tests
 
 # Statistical agreement checks that need many real runs (pytest marker `validate`, pyproject.toml): the
 # medians of several real runs of both sides (tests/test_net.py), ~2-3 min as root on an idle machine.

@@ -663,8 +663,16 @@ def _reverse_means(d, sim_seeds, real_runs):
 # runs 29.6-36.0 in all (the lowest disturbed), 14.3-18.3 per flow.
 
 
+@pytest.fixture(scope="module")
+def reverse_runs():
+    """The reverse pair's simulator means over seeds 1-5 and 3 quiet real runs, made once for the two tests
+    below (they assert different things of the same runs; ~35 s of real runs each before 2026-11-29)."""
+    d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
+    return d, _reverse_means(d, range(1, 6), 3)
+
+
 @needs_net
-def test_reverse_flows_on_the_real_datapath():
+def test_reverse_flows_on_the_real_datapath(reverse_runs):
     # A forward and a reverse NewReno flow (data B -> A over link 1, where the forward flow's ACKs queue):
     # 20 Mbit/s, 40 ms, window 4-10 s, starts drawn in [0, 0.5] s. Each direction's data shares its link
     # with the other flow's ACKs, so the split of the ~33 Mbit/s the two get depends on how the ACK
@@ -676,10 +684,9 @@ def test_reverse_flows_on_the_real_datapath():
     # 0.81-0.98 over 10 runs), and kernel CUBIC in reverse filling link 1. The sum and the split
     # against the simulator: test_reverse_flows_sum_matches_the_simulator and
     # test_reverse_flows_split_over_runs (`make validate`).
-    d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
+    d, (sim, got, reals) = reverse_runs
     spec = cclab.Scenario.from_dict(d).to_spec(datapath="net")
     assert [(f["path"], f["ack_path"]) for f in spec["flows"]] == [([0], [1]), ([1], [0])]
-    sim, got, reals = _reverse_means(d, range(1, 6), 3)
     for r, s in zip(got, sim):
         assert r > 0.75 * s, (got, sim)
     assert all(s["links"][1]["utilization"] > 0.75 for s in reals)  # the reverse flow's data crosses link 1
@@ -693,14 +700,13 @@ def test_reverse_flows_on_the_real_datapath():
 
 
 @needs_net
-def test_reverse_flows_sum_matches_the_simulator():
+def test_reverse_flows_sum_matches_the_simulator(reverse_runs):
     # The pair's total within 10 % of the simulator's mean over 5 seeds (3 quiet real runs), as the
     # one-way tests bound goodput; the sum does not depend on the split. Measured: single real runs
     # 29.6-36.0 Mbit/s against the simulator's 33.57 (-12 % at worst, a disturbed run; 3-run means
     # within 3 %, e.g. 33.35 on 2026-11-29); the emulator that delayed ACKs before the reverse link gave
     # 26.8-27.7 (19 % below).
-    d = dumbbell("rev", REV_FLOWS, "20Mbps", 10, 4)
-    sim, got, _ = _reverse_means(d, range(1, 6), 3)
+    _, (sim, got, _) = reverse_runs
     assert rel(sum(got), sum(sim)) < 0.10, (got, sim)
 
 

@@ -382,6 +382,22 @@ def test_inconclusive_rows_get_more_seeds_and_settled_rows_keep_theirs():
     assert c.verdict == "inconclusive" and c.seeds == list(range(1, 13)) and c.seeds_held[1] == 12
 
 
+def test_an_experiments_own_seed_bound_applies_unless_one_is_given():
+    # L1 and L2 stop adding seeds at 10 (libra.L12_MAX_SEEDS: their 30 seeds would take 25 min of the suite's
+    # 45); every other experiment at MAX_SEEDS. The bound applies to an experiment's own seeds and to the
+    # CLI's --seeds (grow_chosen); an explicit --max-seeds overrides it; the API adds none to chosen seeds.
+    from cclab.reproduce import _bound, _Sequence
+
+    exps = rp.experiments()
+    l1, l2, m2 = exps["l1"], exps["l2"], exps["m2"]
+    assert l1.max_seeds == l2.max_seeds == 10 and m2.max_seeds == rp.MAX_SEEDS == 30
+    assert [e.id for e in exps.values() if e.max_seeds != rp.MAX_SEEDS] == ["L1", "L2"]
+    assert _bound(l1, None, None) == 10 and _bound(m2, None, None) == 30
+    assert _bound(l1, (11, 12), None, grow_chosen=True) == 10 and _bound(l1, (11, 12), None) == 0
+    assert _bound(l1, None, 30) == 30 and _bound(m2, (1,), 1, grow_chosen=True) == 1
+    assert _Sequence(l1, l1.seeds, _bound(l1, None, None)).max_seeds == 10
+
+
 def test_the_docs_count_and_name_every_experiment():
     # README, docs/experiments.md and docs/reproduce.md say how many experiments there are and their ranges;
     # docs/experiments.md has a section for each. An experiment added without its docs fails here.

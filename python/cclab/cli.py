@@ -289,7 +289,8 @@ def algorithms() -> None:
 @click.option("--seeds", "seeds_arg", help="the seeds to start from: a count (5 = seeds 1-5), a range (11-15) or a "
               "list (1,4,9) [each experiment's own]")
 @click.option("--max-seeds", type=int, help="run batches of 5 more seeds while a row is inconclusive, up to this "
-              "many seeds in all [30]; set it to the count of --seeds (--seeds 5 --max-seeds 5) to run exactly those seeds")
+              "many seeds in all [30; L1 and L2: 10]; set it to the count of --seeds (--seeds 5 --max-seeds 5) to "
+              "run exactly those seeds")
 @_contract
 def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, workers: Optional[int],
               scheduler: Optional[str], seeds_arg: Optional[str], max_seeds: Optional[int]) -> None:
@@ -322,8 +323,6 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
         _fail(ValueError(f"--max-seeds: {max_seeds} is fewer than the seeds asked for; allowed: at least "
                          f"{len(seeds) if seeds else 1}"))
         return
-    if max_seeds is None:
-        max_seeds = rp.MAX_SEEDS
     out = out or Path("results") / "reproduce"
     from rich.progress import Progress
 
@@ -333,7 +332,7 @@ def reproduce(experiments: tuple[str, ...], out: Optional[Path], quick: bool, wo
         with Progress(transient=True) as bar:
             task = bar.add_task("runs", total=None)
             reports = rp.run_many(ids, out, quick=quick, workers=workers, scheduler=scheduler, seeds=seeds,
-                                  max_seeds=max_seeds,
+                                  max_seeds=max_seeds, grow_chosen=True,
                                   on_done=lambda n, total: bar.update(task, completed=n, total=total))
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished runs are kept in {out}; the same command resumes", err=True)

@@ -40,7 +40,8 @@ SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 # 5 (3.3 times narrower); a row still straddling there sits within a third of a run-to-run standard
 # deviation of its criterion, closer than the paper's words or single-run figures can be about, and
 # more seeds would buy little (the width falls as 1/sqrt(n)) at a run time that grows as n. A settled row
-# keeps the seeds it settled on (each row says which).
+# keeps the seeds it settled on (each row says which). An experiment may set a lower bound of its own
+# (Experiment.max_seeds: L1 and L2, whose seeds are 60 and 50 runs of 300 s each).
 SEED_BATCH = 5
 MAX_SEEDS = 30
 
@@ -96,6 +97,9 @@ class Experiment:
     claims: Callable[[Runs], list[Claim]]
     seeds: tuple[int, ...] = SEEDS
     notes: str = ""  # what was scaled from the paper's setting, and why
+    # The bound on sequential seeds when the caller sets none: MAX_SEEDS, or less for an experiment whose
+    # runs are so many that 30 seeds would not fit the suite's time (its definition says why).
+    max_seeds: int = MAX_SEEDS
     # The figures the paper shows, drawn from our runs in the same form, for ``cclab report``: name ->
     # matplotlib Figure (the caller saves and closes them). None: the experiment has no figure of its own.
     figures: Optional[Callable[[Runs], dict[str, Any]]] = None
@@ -219,12 +223,14 @@ def _experiment(exp_id: str) -> Experiment:
     return exps[key]
 
 
-def _bound(seeds: Optional[tuple[int, ...]], max_seeds: Optional[int]) -> int:
-    """The seed bound: ``max_seeds`` if given; else MAX_SEEDS for an experiment's own seeds, and no
-    added seeds when the caller chose them (a test, a look at particular seeds)."""
+def _bound(e: Experiment, seeds: Optional[tuple[int, ...]], max_seeds: Optional[int],
+           grow_chosen: bool = False) -> int:
+    """The seed bound: ``max_seeds`` if given; else the experiment's own (``Experiment.max_seeds``) for its
+    own seeds, or for chosen ones with ``grow_chosen`` (the CLI's ``--seeds``), and no added seeds when
+    the caller chose them (a test, a look at particular seeds)."""
     if max_seeds is not None:
         return max_seeds
-    return MAX_SEEDS if seeds is None else 0
+    return e.max_seeds if seeds is None or grow_chosen else 0
 
 
 def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
@@ -233,9 +239,10 @@ def reproduce(exp_id: str, out: Optional[Path] = None, quick: bool = False,
     """Runs experiment ``exp_id`` (every variant, every seed) and judges its claims. With ``out``, writes
     ``reproduce.json`` there and each run's results in ``out/<variant>-seed<k>/`` (:func:`run_folder`). ``seeds`` replaces
     the experiment's own. While a row is inconclusive, SEED_BATCH more seeds are run, up to ``max_seeds``
-    in all (default: MAX_SEEDS for the experiment's own seeds, none added to seeds the caller chose)."""
+    in all (default: the experiment's own bound, ``Experiment.max_seeds``, for its own seeds; none added to
+    seeds the caller chose)."""
     e = _experiment(exp_id)
-    seq = _Sequence(e, tuple(seeds) if seeds is not None else e.seeds, _bound(seeds, max_seeds))
+    seq = _Sequence(e, tuple(seeds) if seeds is not None else e.seeds, _bound(e, seeds, max_seeds))
     results: Runs = {name: [] for name in e.variants}
     while seq.batch:
         jobs = iter(_jobs(e.id, Path(out) if out is not None else Path("."), quick, seq.batch))
@@ -360,7 +367,8 @@ def _jobs(exp_id: str, out: Path, quick: bool, seeds: Optional[tuple[int, ...]] 
 
 def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Optional[int] = None,
              scheduler: Optional[str] = None, on_done: Callable[[int, int], None] = lambda done, total: None,
-             seeds: Optional[tuple[int, ...]] = None, max_seeds: Optional[int] = None) -> dict[str, Report]:
+             seeds: Optional[tuple[int, ...]] = None, max_seeds: Optional[int] = None,
+             grow_chosen: bool = False) -> dict[str, Report]:
     """Runs every unfinished run of the experiments ``exp_ids`` into ``out/<ID>/`` on ``workers`` local
     processes (default: one per core) or on the Dask cluster at ``scheduler``, as ``cclab sweep`` does,
     then judges each experiment from its runs on disk and writes its ``reproduce.json``; an experiment
@@ -373,9 +381,8 @@ def run_many(exp_ids: list[str], out: Path, quick: bool = False, workers: Option
     # The build id the runs will record, fixed now (it is cached for the process): forked workers inherit it,
     # so the runs they write and the judging below agree on it even if the files change meanwhile.
     provenance.build_id()
-    bound = _bound(seeds, max_seeds)
-    seqs = {x: _Sequence(_experiment(x), tuple(seeds) if seeds is not None else _experiment(x).seeds, bound)
-            for x in exp_ids}
+    seqs = {x: _Sequence(e, tuple(seeds) if seeds is not None else e.seeds, _bound(e, seeds, max_seeds, grow_chosen))
+            for x in exp_ids for e in (_experiment(x),)}
     reports: dict[str, Report] = {}
     done = total = 0
     while any(s.batch for s in seqs.values()):

@@ -823,11 +823,19 @@ def _l6_explain(res: Runs, claims: list[Claim]) -> str:
             "increase and the RTT-independent decrease; the penalty reduces losses.")
 
 
+# L1's and L2's sequential seeds stop at 10, not 30: one seed of both is 110 runs of 300 s (50 s on 2 idle
+# cores, 2026-11-29), so 30 seeds would take 25 min, more than half of `cclab reproduce all`'s 45-min budget,
+# for rows (rankings over 10 cells, each decided by a paired CI) whose differences measured on seeds 1-5
+# and 11-15 are a few hundredths of Jain's index. At 10 seeds a cell's Student-t CI is 0.72 run-to-run
+# standard deviations wide each side (1.24 at 5); a row inconclusive there says so with its 10 seeds, and
+# `--max-seeds 30` runs the rest.
+L12_MAX_SEEDS = 10
+
 EXPERIMENTS = [
     Experiment(
         id="L1", paper=PAPER, title="RTT fairness vs capacity (2 × 40 ms + 2 × 160 ms)", scenario="libra_l1.toml",
         variants={_key(cc, cap, buf): _cell(cap, buf, cc) for buf in BUFFERS for cap in CAPS_MBPS for cc in L1_CC},
-        claims=_l1_claims, figures=_l1_figure, explain=_l1_explain,
+        claims=_l1_claims, figures=_l1_figure, explain=_l1_explain, max_seeds=L12_MAX_SEEDS,
         notes="10-160 Mbit/s × {longest pipe, 200 packets} × 5 protocols, CUBIC twice: today's (β = 0.7, HyStart) "
               "and the paper's of 2005 (cubic-2005: β = 0.8, C = 0.4, fast convergence, no HyStart); 300 s measured "
               "over 100-300 s (the paper ran 1000 s).",
@@ -835,7 +843,7 @@ EXPERIMENTS = [
     Experiment(
         id="L2", paper=PAPER, title="friendliness to NewReno (asymmetry index)", scenario="libra_l2.toml",
         variants={_key(cc, cap, buf): _cell(cap, buf, cc, (2, 3)) for buf in BUFFERS for cap in CAPS_MBPS for cc in L2_CC},
-        claims=_l2_claims, explain=_l2_explain,
+        claims=_l2_claims, explain=_l2_explain, max_seeds=L12_MAX_SEEDS,
         notes="2 NewReno + 2 of each protocol (40 and 160 ms), 10-160 Mbit/s × both buffers, CUBIC twice (today's and "
               "the paper's of 2005, as in L1); 300 s measured over 100-300 s.",
     ),
