@@ -154,6 +154,25 @@ def test_m7_460_row_fails_under_newreno(claims_of):
     assert row.verdict == "does not hold", row.measured
 
 
+def test_m7_stable_row_fails_for_an_unstable_source(claims_of):
+    # "with price averaging the rate is stable" (CoV of the 10 ms rate samples < 0.05; measured 0.003) must
+    # fail for a source whose rate swings. NewReno is no foil here: it keeps the 500 Mbit/s link full (the
+    # rate is flat). Two that swing: MaxNet with its gain α raised from 0.3 until the loop oscillates
+    # (measured at the quick size, seed 1: α = 1 → CoV 0.0035, 3 → 0.008, 5 → 1.04), and NewReno on a
+    # 10-packet buffer (an eighth of the BDP: its sawtooth empties the link each cycle; CoV 0.17).
+    row = "with price averaging the rate is stable"
+    gain = claims_of("M7", mutate_key="alpha=5", mutate=_set_params(alpha=5.0))
+    assert gain[row].verdict == "does not hold", gain[row].measured
+
+    def shallow_newreno(d):
+        d = _to_newreno(d)
+        d["topology"]["bottleneck"]["buffer"] = "10p"
+        return d
+
+    reno = claims_of("M7", mutate_key="newreno-10p", mutate=shallow_newreno)
+    assert reno[row].verdict == "does not hold", reno[row].measured
+
+
 def test_m8_rows_follow_eq12(claims_of):
     # The paper's foil: eq. 12 off in both variants breaks every "with eq. 12" row; eq. 12 on in both breaks
     # the "without" rows that hold (they see the correction, not its absence).
