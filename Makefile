@@ -74,7 +74,7 @@ py-test: build browser testdeps
 validate: build testdeps
 	$(VENV)/bin/pytest -q -rsx -m validate tests
 
-# Every paper's experiments at full size, in one run at one commit (~25 min on 2 idle cores; -j and
+# Every paper's experiments at full size, in one run at one commit (~32 min on 2 cores, 2026-11-29; -j and
 # --scheduler as `cclab reproduce`): the HTML report and docs/reproduce.md's results section are
 # regenerated from that run, so the page states one commit. REPRODUCE_OUT keeps the runs (resumable).
 REPRODUCE_OUT ?= results/reproduce
