@@ -96,8 +96,9 @@ def _alive(pid):
         return False
 
 
-# L1 (60 variants) at two seeds, quick: 120 short runs, so the pool is busy when it is killed (~30 s on 2 workers).
-REPRODUCE = ["reproduce", "L1", "--quick", "--seeds", "2", "--max-seeds", "2", "-j", "2"]
+# L1 (60 variants) at one seed, quick: 60 short runs, so the pool is busy when it is killed. The test reproduces
+# three times (killed, resumed, fresh); at two seeds that took 32 s of `make test` beside a busy core.
+REPRODUCE = ["reproduce", "L1", "--quick", "--seeds", "1", "--max-seeds", "1", "-j", "2"]
 
 
 def _cclab(*args, timeout=600):
@@ -148,7 +149,7 @@ def test_a_sigkilled_reproduce_leaves_no_worker_and_resumes(tmp_path):
     assert _cclab(*REPRODUCE, "--out", str(fresh)).returncode == 0
     got, want = (json.loads((d / "L1" / "reproduce.json").read_text()) for d in (out, fresh))
     assert [c["measured"] for c in got["claims"]] == [c["measured"] for c in want["claims"]]
-    assert got["seeds"] == want["seeds"] == [1, 2]
+    assert got["seeds"] == want["seeds"] == [1]
 
 
 def test_a_failing_run_in_a_worker_is_reported_not_a_broken_pool(tmp_path, monkeypatch):

@@ -141,10 +141,21 @@ fn one_gigabit_per_second_kernel_cubic_and_our_newreno() {
         // above a tenth of the machine makes a missed bound a report, not a failure: a busy loop beside
         // the run measured 0.14-0.15 (our raised-priority threads take most of its core) and cost 851
         // Mbit/s; quiet runs 0.05-0.09. Kernel CUBIC needs no user-space sender and is asserted regardless.
-        if cc == "newreno" && others.is_some_and(|o| o > 0.1) && !ok {
+        // The user-time share alone misses some busy runs: in a fresh-clone `make test` beside a busy
+        // loop (2026-11-29) the loop got only 0.08 of the machine and ours reached 869 Mbit/s. CPU
+        // pressure (the share of time some task waited for a CPU, `/proc/pressure/cpu`) tells them apart:
+        // 0.26-0.31 in quiet runs (our own threads), 0.42-0.45 beside the busy loop (8 runs, 819-915 Mbit/s
+        // beside it). Above 0.38, half-way, a missed bound is reported, not failed, as above.
+        let pressure = r.net.disturbance.cpu_pressure;
+        if cc == "newreno"
+            && (others.is_some_and(|o| o > 0.1) || pressure.is_some_and(|p| p > 0.38))
+            && !ok
+        {
             eprintln!(
-                "NOT CHECKED (other processes took {:.2} of the machine's user time): {cc}: goodput {}",
+                "NOT CHECKED (other processes took {:.2} of the machine's user time, CPU pressure \
+                 {:.2}): {cc}: goodput {}",
                 others.unwrap_or(0.0),
+                pressure.unwrap_or(0.0),
                 f.goodput_bps
             );
         } else {
