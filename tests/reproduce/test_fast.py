@@ -104,19 +104,28 @@ def test_f4_equal_alpha_gives_equal_rates_and_newreno_does_not(claims_of):
     assert bad[row].verdict == "does not hold", bad[row].measured
 
 
+def _f1_run(cc, n, ms, measure=None):
+    """F1's cell of n flows × ms at full size, seed 1, every flow running ``cc`` (FAST's parameters dropped
+    for another protocol), measured over ``measure`` if given."""
+    e = rp.experiments()["f1"]
+    d = e.variants[fast._f1_name("fast", n, ms)](rp.scenario_dict(e.scenario))
+    d["seed"] = 1
+    if measure:
+        d["measure"] = measure
+    for f in d["flows"]:
+        f["cc"] = cc
+        if cc != "fast":
+            f.pop("params", None)
+    return cclab.run(d, None, progress=False, plots=False)
+
+
 def test_f1_newreno_degrades_with_the_per_flow_window_and_scalable_in_its_place_does_not():
     # The F1 row's check on its two cells at full size (seed 1): NewReno's utilisation at 1 flow × 200 ms
     # below that at 8 flows × 50 ms (measured 0.515 vs 0.981). Mutation: Scalable TCP in NewReno's place,
     # whose loss recovery takes a fixed number of RTTs whatever the window: 1.000 in both cells, no
     # degradation (the row "scalable degrades" does not hold at full size, docs/reproduce.md).
-    e = rp.experiments()["f1"]
-
     def util(cc, n, ms):
-        d = e.variants[fast._f1_name("newreno", n, ms)](rp.scenario_dict(e.scenario))
-        d["seed"] = 1
-        for f in d["flows"]:
-            f["cc"] = cc
-        return cclab.run(d, None, progress=False, plots=False).summary["links"][0]["utilization"]
+        return _f1_run(cc, n, ms).summary["links"][0]["utilization"]
 
     assert util("newreno", 1, 200) < util("newreno", 8, 50) - 0.2
     assert not util("scalable", 1, 200) < util("scalable", 8, 50)
@@ -131,21 +140,10 @@ def test_f1_fast_row_is_its_climb_and_newreno_in_fasts_place_fails_it_outright()
     # with the window opened at 60 s, after the climb, it holds (that is the explanation, tested). Mutation:
     # NewReno in FAST's place fails it outright, even in the late window (its 200 ms flow fills about
     # half the link).
-    e = rp.experiments()["f1"]
     cells = [(n, t) for n in fast.F1_N for t in fast.F1_RTT_MS]
 
     def row(cc, measure=None):
-        runs = {}
-        for n, t in cells:
-            d = e.variants[fast._f1_name("fast", n, t)](rp.scenario_dict(e.scenario))
-            d["seed"] = 1
-            if measure:
-                d["measure"] = measure
-            for f in d["flows"]:
-                f["cc"] = cc
-                if cc != "fast":
-                    f.pop("params", None)
-            runs[(n, t)] = [cclab.run(d, None, progress=False, plots=False)]
+        runs = {(n, t): [_f1_run(cc, n, t, measure)] for n, t in cells}
         # The other protocols' variants are filled with the same runs: only the first row is read.
         res = {fast._f1_name(c, n, t): runs[(n, t)] for c in fast.F1_CC for n, t in cells}
         (got,) = [c for c in fast._f1_claims(res) if c.claim == "FAST's throughput is consistent over the grid"]
