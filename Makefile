@@ -16,7 +16,7 @@ $(VENV)/.deps: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "pydantic>=2.7" "click>=8.1" "numpy>=1.24" "pandas>=2.0" \
-		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "hypothesis>=6.90" \
+		"pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "pytest-xdist>=3.5,<4" "hypothesis>=6.90" \
 		"dask[distributed]>=2024.1" "ruff>=0.17,<0.18" "mypy>=2.4,<3" "gymnasium>=1.0,<2" "jsonschema>=4.18" \
 		"markdown>=3.5" "playwright>=1.40,<2" "cma>=4.0,<5" "pettingzoo>=1.24,<2"
 	touch $@
@@ -64,8 +64,14 @@ testdeps:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null) \
 		|| echo "note: iperf3 not installed (not root or no apt-get): its kernel-datapath test will skip"; }
 
+# Two passes: every test that does not time real things on PYTEST_WORKERS pytest workers (one test file
+# per worker at a time), then those that do (marker `realtime`, tests/conftest.py) alone, so that no
+# simulation test disturbs a real run's timing.
+PYTEST_WORKERS ?= 2
+PYTEST := $(VENV)/bin/pytest -q -rsx -x --durations=25
 py-test: build browser testdeps
-	$(VENV)/bin/pytest -q -rsx -x -m "not validate" --durations=25 tests
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m "not validate and not realtime" tests
+	$(PYTEST) -m "realtime and not validate" tests
 
 # Statistical agreement checks that need many real runs (pytest marker `validate`, pyproject.toml): the
 # medians of several real runs of both sides (tests/test_net.py), ~2-3 min as root on an idle machine.

@@ -1,8 +1,38 @@
 import copy
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+# Tests that time real things: real runs through the emulator and kernel TCP, whose comparisons measure the
+# machine's disturbance and retry or skip under it (tests/test_net.py, `quiet`), and tests that kill
+# processes or clusters at moments they wait for. `make test` runs every other test on two pytest
+# workers (pytest-xdist, one test file per worker at a time) and these after them, alone
+# (`-m realtime`): a simulation test on the other core would be the very disturbance they measure.
+REALTIME_FILES = {
+    "test_net.py", "test_bpf.py", "test_net_topology.py", "test_net_hostile.py", "test_redteam_net.py",
+    "test_reproduce_workers.py", "test_cluster.py", "test_redteam_cluster.py",
+}
+REALTIME_TESTS = {
+    "test_compare.py::test_repeat_real_runs",
+    "test_search_outputs.py::test_confirm_kernel_runs_the_top_candidates_on_linux_tcp",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    seen, files = set(), set()
+    for item in items:
+        name = Path(str(item.fspath)).name
+        files.add(name)
+        key = f"{name}::{item.originalname}"
+        if name in REALTIME_FILES or key in REALTIME_TESTS:
+            item.add_marker(pytest.mark.realtime)
+            seen.add(key)
+    # A renamed test would silently lose its mark and run beside the simulation tests.
+    lost = {t for t in REALTIME_TESTS if t.split("::")[0] in files} - seen
+    if lost and not config.getoption("keyword") and not any("::" in a for a in config.args):
+        raise pytest.UsageError(f"tests/conftest.py REALTIME_TESTS names tests that do not exist: {sorted(lost)}")
 
 BASE = {
     "name": "t",

@@ -103,10 +103,12 @@ def test_results_reexports_the_column_names():
     assert results.FLOW_COLUMNS is columns.FLOW_COLUMNS and results.TIMESERIES_COLUMNS is columns.TIMESERIES_COLUMNS
 
 
-def test_figures_from_the_plot_process_are_those_drawn_in_process(base, tmp_path, monkeypatch):
+@pytest.mark.parametrize("split", ["0", "1"])
+def test_figures_from_the_plot_process_are_those_drawn_in_process(base, tmp_path, monkeypatch, split):
     """The worker reads the tables back from timeseries.parquet: its PNGs are byte for byte those this
-    process draws from the run's own tables."""
+    process draws from the run's own tables, whether it draws all five or forks and draws them in halves."""
     monkeypatch.setenv("CCLAB_PLOT_PROCESS", "1")  # whatever the machine's load
+    monkeypatch.setenv("CCLAB_PLOT_SPLIT", split)
     res = cclab.run(base, tmp_path / "worker", progress=False)
     res.to_dir(tmp_path / "here", plots=True)  # no worker: drawn in this process
     for k in results.PLOT_KINDS:
@@ -121,6 +123,72 @@ def test_a_failed_plot_process_leaves_the_figures_to_this_one(base, tmp_path, mo
     cclab.run(base, tmp_path, progress=False)
     for k in results.PLOT_KINDS:
         assert (tmp_path / f"{k}.png").stat().st_size > 10_000, k
+
+
+# The worker's code with one half of a split made to fail: the forked child (not the process that
+# forked it) raises in write_plots.
+_FAILING_HALF = ("import sys, os; sys.path.insert(0, sys.argv[1]); from cclab import plots; parent = os.getpid(); "
+                 "real = plots.write_plots\n"
+                 "def fail(*a, **k):\n"
+                 "    if os.getpid() != parent: raise RuntimeError('this half fails')\n"
+                 "    return real(*a, **k)\n"
+                 "plots.write_plots = fail; from cclab.plotproc import main; main()")
+
+
+def test_a_failed_half_of_the_figures_is_drawn_by_the_other(base, tmp_path, monkeypatch):
+    """The forked half fails: the worker draws its figures after its own, the run gets all five, the
+    same bytes as drawn in this process, and this process draws none (the worker exited 0)."""
+    from cclab import plotproc, plots
+
+    drawn: list = []
+    real = plots.write_plots
+    monkeypatch.setattr(plots, "write_plots", lambda *a, **k: drawn.append(k.get("names")) or real(*a, **k))
+    monkeypatch.setattr(plotproc, "_CODE", _FAILING_HALF)
+    monkeypatch.setenv("CCLAB_PLOT_PROCESS", "1")
+    monkeypatch.setenv("CCLAB_PLOT_SPLIT", "1")
+    res = cclab.run(base, tmp_path / "worker", progress=False)
+    assert drawn == []
+    res.to_dir(tmp_path / "here", plots=True)
+    for k in results.PLOT_KINDS:
+        assert (tmp_path / "worker" / f"{k}.png").read_bytes() == (tmp_path / "here" / f"{k}.png").read_bytes(), k
+    assert sorted(n for half in plotproc.HALVES for n in half) == sorted(plots.FIGURES)
+
+
+def test_the_cclab_command_starts_the_plot_process_only_for_a_run_with_figures(monkeypatch):
+    from cclab import plotproc
+
+    started: list = []
+    monkeypatch.setattr(plotproc, "prestart", lambda *a: started.append(a))
+    for argv in (["run", "s.toml"], ["run", "s.toml", "--out", "o", "--format", "svg"]):
+        plotproc.early(argv)
+    assert len(started) == 2
+    for argv in (["run", "s.toml", "--no-plots"], ["run", "--help"], ["run", "-h"], ["validate", "s.toml"], [],
+                 ["net", "run", "s.toml"], ["sweep", "run"]):
+        plotproc.early(argv)
+    assert len(started) == 2
+
+
+def test_the_cclab_command_runs_with_its_early_plot_process_and_stops_it_when_refused(tmp_path):
+    """The entry point (python/cclab/launch.py) starts the worker before cclab.cli's imports: a run gets its
+    figures in the format asked for later on the command line; a refused run exits 2 as the contract says,
+    and writes nothing (the worker started for it is stopped by plotproc.cancel_untaken)."""
+    toml = tmp_path / "one.toml"
+    toml.write_text('name = "one"\nduration = "1s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\n'
+                    'rate = "100Mbps"\nbuffer = "BDP"\n[[flows]]\ncc = "newreno"\nrtt = "40ms"\n')
+    env = {**os.environ, "CCLAB_PLOT_PROCESS": "1"}
+    code = "from cclab.launch import main; main()"
+    r = subprocess.run([sys.executable, "-c", code, "run", str(toml), "--out", str(tmp_path / "o"), "-q", "--format", "svg"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    for k in results.PLOT_KINDS:
+        assert (tmp_path / "o" / f"{k}.svg").stat().st_size > 10_000, k
+    assert not list((tmp_path / "o").glob("*.png"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\nduration = "-1s"\n')
+    r = subprocess.run([sys.executable, "-c", code, "run", str(bad), "--out", str(tmp_path / "b")], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 2 and "duration" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "b").exists()
 
 
 def test_run_with_plots_draws_them_in_the_plot_process(tmp_path):

@@ -82,6 +82,19 @@ def worker_init(parent: int, stop: Any = None, started: Any = None) -> None:
     _POOL_WORKER, _STOP, _STARTED = True, stop, started
     # Ctrl-C in a terminal signals the whole process group; the parent decides (docs/sweep.md).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not die_with(parent):
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="cclab-pool-parent-watch", daemon=True).start()
+
+
+def die_with(parent: int) -> bool:
+    """Has the kernel SIGKILL this process when its parent dies (``prctl(PR_SET_PDEATHSIG)``, Linux): True if
+    armed. A parent that died between the fork and the prctl is seen by ``getppid()`` no longer being
+    ``parent``: this process then exits at once."""
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -94,13 +107,7 @@ def worker_init(parent: int, stop: Any = None, started: Any = None) -> None:
             armed = False
     if os.getppid() != parent:
         os._exit(1)
-    if not armed:
-        def watch() -> None:
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="cclab-pool-parent-watch", daemon=True).start()
+    return armed
 
 
 class Lock:

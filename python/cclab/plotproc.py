@@ -1,14 +1,19 @@
-"""A run's figures drawn in a second process, started when the run starts (docs/performance.md, "Start-up").
+"""A run's figures drawn in a second process, started when the command starts (docs/performance.md, "Start-up").
 
-Why a process: importing matplotlib and pandas (~0.55 s) and drawing five figures (~0.35 s) are both bound
-to the GIL, so a thread gains nothing, while the machine has a second core. The worker (``python -c
-"from cclab.plotproc import main; main()"``) imports them while this process validates the scenario and
+Why a process: importing matplotlib and pandas (~1 s on this 2-core machine) and drawing five figures
+(~0.35 s, ~1.1 s with 30 flows) are both bound to the GIL, so a thread gains nothing, while the machine has
+a second core. The worker (``python -c "from cclab.plotproc import main; main()"``) is started by the
+``cclab`` command before it imports its own modules (python/cclab/launch.py; by :func:`prestart` when the
+command line is not the entry point) and imports them while this process validates the scenario and
 simulates; once timeseries.parquet is written it is handed the summary and the spec, reads the tables back
 from the file (as :meth:`cclab.results.Result.load` does, so they are the run's tables) and writes the
-figures while this process writes the rest. :meth:`Worker.finish` waits for it before summary.json, the
-run's last file, is written: the figures are there when the run returns. A worker that could not start or
-failed leaves the figures to this process (a bug in the plots then raises here, with its traceback), and
-so does a machine without a core to spare (:func:`use_process`).
+figures while this process writes the rest. On a machine with two cores or more it then forks, and the two
+draw half of the figures each (:data:`HALVES`): by then this process has written its files and waits, so
+the drawing is all that is left of the run, and a fork shares the imports instead of paying them twice.
+:meth:`Worker.finish` waits for it before summary.json, the run's last file, is written: the figures are
+there when the run returns. A worker that could not start or failed leaves the figures to this process (a
+bug in the plots then raises here, with its traceback), a forked half that failed leaves its figures to
+the worker, and a machine without a core to spare draws them here (:func:`use_process`).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -29,6 +35,10 @@ _CODE = "import sys; sys.path.insert(0, sys.argv[1]); from cclab.plotproc import
 # One worker started ahead of the run by the command line (it knows before validating that it will plot),
 # taken by the run (runner._simulate); None when nobody started one.
 _READY: Optional[Worker] = None
+# The two halves of the figures when the worker forks: the 30-flow example's five figures took (CPU s,
+# 2026-11-29) rate 0.17, cwnd 0.15, queue 0.19-0.28, throughput_delay 0.13, cdf 0.20, so the halves are
+# within ~10 % of each other.
+HALVES = (("rate.png", "cwnd.png", "throughput_delay.png"), ("queue.png", "cdf.png"))
 
 
 class Worker:
@@ -57,7 +67,8 @@ class Worker:
         self._job = (res, out)
         if self._proc is None or self._proc.stdin is None:
             return
-        job = {"out": str(out), "summary": res.summary, "spec": res.spec, "format": self.format, "style": self.style}
+        job = {"out": str(out), "summary": res.summary, "spec": res.spec, "format": self.format, "style": self.style,
+               "split": split()}
         try:
             # NaN and infinities as JSON's extensions, so the worker's summary is this one.
             self._proc.stdin.write(json.dumps(job).encode())
@@ -92,24 +103,65 @@ class Worker:
 
 def use_process() -> bool:
     """Whether to draw in a second process: ``CCLAB_PLOT_PROCESS=1`` / ``0`` say so; unset, only when the
-    machine has a core to spare (its load over the last minute at most its cores minus one). On a busy
-    machine the process only adds its own imports to the CPU the run needs: measured 2026-11-29 at a load
-    of 5-7 on 2 cores, the 30-flow example took 1.11x (0.97-1.32) the wall time of drawing in-process."""
+    machine has a core to spare now: no more other tasks running at this instant than cores beyond the one
+    this process needs (``/proc/loadavg``'s running count; the load over the last minute where that cannot be
+    read). On a busy machine the process only adds its own imports to the CPU the run needs: measured
+    2026-11-29 at a load of 5-7 on 2 cores, the 30-flow example took 1.11x (0.97-1.32) the wall time of
+    drawing in-process. Not the minute's load average alone: it lags by a minute, so a few runs in a row on
+    an idle machine (a benchmark, a script) raised it above 1 and drew every figure in-process."""
     forced = os.environ.get("CCLAB_PLOT_PROCESS")
     if forced in ("0", "1"):
         return forced == "1"
+    cores = _cores()
+    if cores < 2:
+        return False
     try:
-        cores = len(os.sched_getaffinity(0))
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])  # "1/77": runnable tasks, this one included
+        return running - 1 <= cores - 2
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0] <= cores - 1
+
+
+def split() -> bool:
+    """Whether the worker forks to draw its figures in two halves: ``CCLAB_PLOT_SPLIT=0`` / ``1`` say so;
+    unset, when this process may run on two cores or more (it waits while the worker draws)."""
+    forced = os.environ.get("CCLAB_PLOT_SPLIT")
+    if forced in ("0", "1"):
+        return forced == "1"
+    return hasattr(os, "fork") and _cores() >= 2
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return cores >= 2 and os.getloadavg()[0] <= cores - 1
+        return os.cpu_count() or 1
 
 
 def prestart(format: str = "png", style: str = "screen") -> None:
-    """Starts the worker the next run will use (the command line calls it before validating)."""
+    """Starts the worker the next run will use (the command line calls it before validating), or gives the
+    one started already (:func:`early`) the run's format and style."""
     global _READY
     if _READY is None:
         _READY = Worker(format, style)
+    else:
+        _READY.format, _READY.style = format, style
+
+
+def early(argv: list[str]) -> None:
+    """Starts the worker from the ``cclab`` command's arguments, before the command line's modules are
+    imported (≈ 0.2 s: click, pydantic, numpy), when they ask for a run that draws figures. A guess that the
+    command line then refuses costs only the worker, which :func:`cancel_untaken` stops."""
+    if argv[:1] == ["run"] and not {"--no-plots", "--help", "-h"} & set(argv[1:]):
+        prestart()
+
+
+def cancel_untaken() -> None:
+    """Stops a worker that no run took (the command failed or was not a run after all)."""
+    w = take()
+    if w is not None:
+        w.cancel()
 
 
 def take() -> Optional[Worker]:
@@ -119,19 +171,58 @@ def take() -> Optional[Worker]:
     return w
 
 
-def main() -> None:
-    """The worker: imports first, then reads the job from stdin (EOF without a job: nothing to draw)."""
+def main(data: Optional[bytes] = None) -> None:
+    """The worker: imports first, then reads the job from stdin, or takes ``data`` (empty: nothing to draw)."""
     from . import plots
-    from .results import FLOW_COLUMNS, LINK_COLUMNS, _parquet, _split
 
-    data = sys.stdin.buffer.read()
+    if data is None:
+        data = sys.stdin.buffer.read()
     if not data:
         return
     job = json.loads(data)
+    names = list(job.get("names") or plots.FIGURES)
+    theirs = [n for n in names if n in HALVES[1]] if job.get("split") and len(names) > 1 else []
+    mine = [n for n in names if n not in theirs]
+    child = -1
+    if theirs:
+        # Forked before anything reads timeseries.parquet: pyarrow's reader starts threads, and a fork
+        # copies only the thread that calls it. Both halves read the file (a few ms) on their own core.
+        parent = os.getpid()
+        try:
+            child = os.fork()
+        except OSError:
+            mine, theirs = names, []
+        if child == 0:
+            code = 1
+            try:
+                from .executor import die_with
+
+                die_with(parent)  # a worker killed by the run (Worker.cancel) takes its half with it
+                _draw(job, theirs)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+    try:
+        _draw(job, mine)
+    finally:
+        # Waited for even when this half failed: the run draws every figure again then, and must not
+        # write a file the other half is still writing.
+        failed = child > 0 and os.waitpid(child, 0)[1] != 0
+    if failed:
+        _draw(job, theirs)  # the other half failed: drawn here, or failing here with its traceback
+    sys.stdout.flush()
+    os._exit(0)  # nothing left to clean up; skips tearing down matplotlib and pandas
+
+
+def _draw(job: dict, names: list[str]) -> None:
+    from . import plots
+    from .results import FLOW_COLUMNS, LINK_COLUMNS, _parquet, _split
+
     out = Path(job["out"])
     ts = _parquet(out / "timeseries.parquet")
     spec = job["spec"]
     flows, links = _split(ts, "flow", FLOW_COLUMNS, spec), _split(ts, "link", LINK_COLUMNS, spec)
-    plots.write_plots(flows, links, job["summary"], out, spec, format=job["format"], style=job["style"])
-    sys.stdout.flush()
-    os._exit(0)  # nothing left to clean up; skips tearing down matplotlib and pandas
+    plots.write_plots(flows, links, job["summary"], out, spec, format=job["format"], style=job["style"], names=names)

@@ -73,14 +73,13 @@ def save(fig: Figure, path: Union[str, Path]) -> Path:
 
 
 def write_plots(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, out: Path,
-                spec: Optional[dict] = None, format: str = "png", style: Union[str, Style, None] = None) -> list[Path]:
-    """Writes every figure of :data:`FIGURES` into ``out`` as ``<name>.<format>``; returns their paths."""
+                spec: Optional[dict] = None, format: str = "png", style: Union[str, Style, None] = None,
+                names: Optional[list[str]] = None) -> list[Path]:
+    """Writes every figure of :data:`FIGURES` (or those of ``names``, in that order) into ``out`` as
+    ``<name>.<format>``; returns their paths."""
     check_format(format)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     v = build_view(flows, links, summary, spec)
     v.style = get_style(style)
-    paths = []
-    for name, build in FIGURES.items():
-        paths.append(save(finish(build(v)), out / f"{Path(name).stem}.{format}"))
-    return paths
+    return [save(finish(FIGURES[name](v)), out / f"{Path(name).stem}.{format}") for name in (names or list(FIGURES))]
