@@ -2,7 +2,7 @@
 whatever interrupts it, and how many runs go through a pool of local worker processes (or a Dask cluster).
 
 * **Where runs are made and kept** (:func:`produce`, :func:`commit`): a worker makes a run in a scratch folder of
-  its own (a ``tempfile.TemporaryDirectory`` it removes) and returns the run's files as bytes; the driver (the
+  its own (a locked scratch folder it removes, python/cclab/scratch.py) and returns the run's files as bytes; the driver (the
   process that launched the pool) writes them into its output folder. Workers need no shared filesystem and
   write nothing outside their scratch space: the same code path for local processes and Dask workers. The
   driver keeps at most a window of runs in flight (a few per worker) and writes each run's files as it arrives,
@@ -44,12 +44,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
+from . import scratch
+
 T = TypeVar("T")
 
 _POOL_WORKER = False  # True in a local pool worker (set by worker_init): it may take over fd 2 during a run
 _STOP: Any = None  # in a local pool worker: the pool's Event, set on Ctrl-C (a run not yet started is skipped)
 _STARTED: Any = None  # in a local pool worker: the pool's shared array of started runs (see run_local)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+SCRATCH_PREFIX = "cclab-run-"
 KEEP_STDERR = 20_000  # characters of a failed run's captured stderr kept (the sweep's failed.json)
 
 
@@ -287,7 +290,7 @@ def unpack(payload: Payload, folder: Path) -> None:
 
 def produce(work: Callable[[Path], Any], index: int = -1) -> tuple[str, str, str, Optional[Payload]]:
     """A pool's task (in a worker): runs ``work(folder)`` in a scratch folder of the worker's own
-    (``tempfile.TemporaryDirectory``, removed before returning) and returns ``(status, message, captured
+    (:func:`cclab.scratch.folder`, removed before returning) and returns ``(status, message, captured
     stderr, files)``: status ``"done"`` with the run's files (:func:`pack`), ``"failed"`` (files None), or
     ``"stopped"`` (the local pool was interrupted before this run started: nothing done). A failing run does not
     raise: any exception, a Rust panic included (pyo3's PanicException derives from BaseException, and does not
@@ -299,8 +302,10 @@ def produce(work: Callable[[Path], Any], index: int = -1) -> tuple[str, str, str
         _STARTED[index] = 1
     err: list[str] = []
     try:
-        with stderr_into(err), tempfile.TemporaryDirectory(prefix="cclab-run-") as tmp:
-            folder = Path(tmp) / "run"
+        # A scratch folder of the worker's own, locked while the run is under way: the scratch of a worker
+        # that was SIGKILLed is removed by the next run on that machine (python/cclab/scratch.py).
+        with stderr_into(err), scratch.folder(SCRATCH_PREFIX) as tmp:
+            folder = tmp / "run"
             folder.mkdir()
             work(folder)
             files = pack(folder)

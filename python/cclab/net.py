@@ -16,14 +16,12 @@ Python's interpreter (``make build`` copies it into the venv), then ``<repo>/tar
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,7 +30,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from . import executables, provenance
+from . import executables, provenance, scratch
 from .errors import ScenarioError, show
 from .progress import Progress
 from .results import WINDOW_STATS, Result, build_summary, flow_table, frame, link_table, prepare_out
@@ -75,9 +73,9 @@ class NetInterrupted(KeyboardInterrupt):
 
 # Each run works in a folder of its own under the system's temporary folder, named with this prefix and
 # holding LOCK, which the run (and cclab-net, which inherits it) keeps locked (flock) while alive. A
-# folder whose lock is free was left by a run that was killed (SIGKILL): the next run removes it.
+# folder whose lock is free was left by a run that was killed (SIGKILL): the next run removes it
+# (python/cclab/scratch.py).
 TMP_PREFIX = "cclab-net-"
-_LOCK = "LOCK"
 
 
 class _Stop(Exception):
@@ -116,45 +114,12 @@ class _Signals:
 
 def clean_stale_tmp(root: Optional[Union[str, Path]] = None) -> list[Path]:
     """Removes the temporary folders of real runs that were killed (their lock is free); returns them."""
-    root = Path(root if root is not None else tempfile.gettempdir())
-    removed: list[Path] = []
-    try:
-        candidates = [p for p in root.iterdir() if p.name.startswith(TMP_PREFIX) and p.is_dir()]
-    except OSError:
-        return removed
-    for d in candidates:
-        try:
-            fd = os.open(d / _LOCK, os.O_RDWR)
-        except FileNotFoundError:
-            # A folder being created this instant has no lock yet: only old ones are stale.
-            try:
-                if time.time() - d.stat().st_mtime < 60:
-                    continue
-            except OSError:
-                continue
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(d)
-            continue
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(d)
-        except OSError:
-            pass  # a live run holds it
-        finally:
-            os.close(fd)
-    return removed
+    return scratch.clean_stale(TMP_PREFIX, root)
 
 
 def _make_tmp() -> tuple[Path, int]:
     """A new temporary folder for one run, with its lock taken: (folder, the lock's file descriptor)."""
-    clean_stale_tmp()
-    d = Path(tempfile.mkdtemp(prefix=TMP_PREFIX))
-    fd = os.open(d / _LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return d, fd
+    return scratch.make(TMP_PREFIX)
 
 
 def find_binary() -> Optional[str]:
