@@ -40,10 +40,31 @@ def test_a_live_owners_folder_stays_and_a_killed_ones_goes(tmpdir_here):
     os.close(fd)
 
 
-def test_a_folder_without_a_lock_is_left_for_a_minute(tmpdir_here):
-    """One being made this instant (mkdtemp done, LOCK not yet created) is not taken for a stale one."""
-    (tmpdir_here / "cclab-test-new").mkdir()
+def _age(folder, seconds=scratch.STALE_AFTER_S + 1):
+    t = os.stat(folder).st_mtime - seconds
+    os.utime(folder, (t, t))
+
+
+def test_a_folder_being_made_is_never_taken_for_a_stale_one(tmpdir_here, monkeypatch):
+    """Between mkdtemp and the owner's lock a folder has no LOCK: left alone for a minute. LOCK itself only
+    ever appears locked: another owner's clean_stale run at the moment it is published finds it held (under
+    two concurrent sweeps a LOCK created and then locked in place was once found free, and a live run's
+    folder removed: FileNotFoundError in the run, 2026-11-29)."""
+    (tmpdir_here / "cclab-test-nolock").mkdir()
     assert scratch.clean_stale("cclab-test-") == []
+    _age(tmpdir_here / "cclab-test-nolock")
+    assert [p.name for p in scratch.clean_stale("cclab-test-")] == ["cclab-test-nolock"]
+    seen = []
+    real_rename = os.rename
+
+    def rename_and_clean(a, b):  # another owner cleans at the very moment LOCK appears
+        real_rename(a, b)
+        seen.append(scratch.clean_stale("cclab-test-"))
+
+    monkeypatch.setattr(scratch.os, "rename", rename_and_clean)
+    d, fd = scratch.make("cclab-test-")
+    assert seen == [[]] and (d / scratch.LOCK).exists()
+    os.close(fd)
 
 
 def test_a_pool_run_leaves_no_scratch_and_removes_a_killed_workers(tmpdir_here):

@@ -3,8 +3,9 @@
 A scratch folder is made under the system's temporary folder with a name prefix and holds ``LOCK``, which its
 owner keeps locked (``flock``) while it is alive. The kernel drops the lock when the owner dies, however it
 dies (SIGKILL included), so a folder whose lock is free was left by a killed owner: the next owner with the
-same prefix removes it before making its own. A folder without a lock yet is being made this instant, unless
-it is older than a minute. Used by the real datapath's runs (``cclab-net-``, python/cclab/net.py; cclab-net
+same prefix removes it before making its own. ``LOCK`` appears already locked (locked under another name,
+then renamed), so a free one is always a dead owner's; a folder without one yet is being made this instant,
+unless it is older than a minute. Used by the real datapath's runs (``cclab-net-``, python/cclab/net.py; cclab-net
 inherits the lock) and by pool workers' runs (``cclab-run-``, python/cclab/executor.py), whose scratch a
 SIGKILLed sweep or reproduce used to leave in /tmp, one empty folder per run in flight.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 LOCK = "LOCK"
+STALE_AFTER_S = 60.0
 
 
 def clean_stale(prefix: str, root: Optional[Union[str, Path]] = None) -> list[Path]:
@@ -35,9 +37,9 @@ def clean_stale(prefix: str, root: Optional[Union[str, Path]] = None) -> list[Pa
         try:
             fd = os.open(d / LOCK, os.O_RDWR)
         except FileNotFoundError:
-            # A folder being created this instant has no lock yet: only old ones are stale.
+            # A folder being made this instant has no lock yet: only old ones are stale.
             try:
-                if time.time() - d.stat().st_mtime < 60:
+                if time.time() - d.stat().st_mtime < STALE_AFTER_S:
                     continue
             except OSError:
                 continue
@@ -62,8 +64,12 @@ def make(prefix: str) -> tuple[Path, int]:
     The caller closes the descriptor once the folder is removed (:func:`folder` does both)."""
     clean_stale(prefix)
     d = Path(tempfile.mkdtemp(prefix=prefix))
-    fd = os.open(d / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    # LOCK appears already locked: it is locked under another name and renamed. Created and then locked in
+    # place, it was free for an instant, and another owner's clean_stale took it for a killed owner's and
+    # removed a live run's folder (two concurrent sweeps, 2026-11-29: FileNotFoundError in the run).
+    fd = os.open(d / (LOCK + ".new"), os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(d / (LOCK + ".new"), d / LOCK)
     return d, fd
 
 
