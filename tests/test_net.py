@@ -56,6 +56,12 @@ ATTEMPTS = 4
 # skipping, until one of their runs is quiet again: a machine that stayed busy for ATTEMPTS runs usually
 # stays busy, and rerunning every test 4 times under it took `make test` past its time budget.
 ATTEMPTS_WHILE_BUSY = 2
+# Reruns of a disturbed run stop once the next one would take the test's real runs past this many seconds:
+# a 25 s run was run 4 times (101 s) in a fresh-clone `make test` beside a busy core whose host stole
+# 3 % of the CPU (2026-11-29), where 4 attempts of a 5-10 s run cost what they always did. A run the
+# machine left quiet is asserted whatever the budget; the budget only bounds how long a busy machine is
+# waited for before the test says it was disturbed.
+RETRY_BUDGET_S = 60.0
 _busy = False
 
 
@@ -92,7 +98,9 @@ def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
     global _busy
     if _busy:
         attempts = min(attempts, ATTEMPTS_WHILE_BUSY)
+    t0 = time.monotonic()
     for k in range(attempts):
+        t_run = time.monotonic()
         s = run()
         if not s["net"]["disturbed"]:
             _busy = False
@@ -101,6 +109,10 @@ def quiet(run, accept=lambda s: True, attempts=ATTEMPTS):
                 return s
         why = f"disturbed: {figures(s)}" if s["net"]["disturbed"] else f"not accepted ({figures(s)})"
         print(f"\nreal run {k + 1}: {why}")
+        now = time.monotonic()
+        if s["net"]["disturbed"] and now - t0 + (now - t_run) > RETRY_BUDGET_S:
+            attempts = k + 1  # another run would pass the budget (said in the skip below)
+            break
     if s["net"]["disturbed"]:
         _busy = True
         test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
