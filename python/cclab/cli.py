@@ -177,9 +177,7 @@ def run_cmd(scenario: Path, out: Optional[Path], seed: Optional[int], trace_pack
         click.echo("interrupted: nothing written", err=True)
         sys.exit(130)
     finally:
-        left = plotproc.take()  # started but not taken: the input was refused before the run
-        if left is not None:
-            left.cancel()
+        plotproc.cancel_untaken()  # started but not taken: the input was refused before the run
     _print_table(res.summary, verbose, res.spec)
     click.echo(f"wrote {out}/summary.json, timeseries.parquet, spec.json" + ("" if no_plots else "".join(
         f", {k}.{fmt}" for k in ("rate", "cwnd", "queue", "throughput_delay", "cdf"))))
