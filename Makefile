@@ -45,8 +45,13 @@ setup: $(VENV)/.deps sysdeps
 NET_BIN := $(or $(CARGO_TARGET_DIR),target)/release/cclab-net
 BPF_BIN := $(or $(CARGO_TARGET_DIR),target)/release/cclab-bpf
 
+# compileall: an editable install (maturin develop) leaves python/cclab uncompiled, and where
+# PYTHONDONTWRITEBYTECODE is set (this machine's sandbox, some CI images) every `cclab` process then compiled
+# modules from source (17 for `cclab run --no-plots`, 0.12 s of its start on this machine, docs/performance.md);
+# pip compiles a wheel it installs the same way.
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH maturin develop --profile dist -q
+	$(PY) -m compileall -q python/cclab
 	cargo build --release -q -p cclab-net -p cclab-bpf
 	install -m 755 $(NET_BIN) $(VENV)/bin/cclab-net
 	install -m 755 $(BPF_BIN) $(VENV)/bin/cclab-bpf

@@ -342,3 +342,89 @@ def write_table(table: Any, path: Path) -> None:
         writer.write_table(table)
     finally:
         writer.close()
+
+
+# ---- timeseries.parquet read back without pandas (the figures' process, python/cclab/plotproc.py) ----
+
+def read_timeseries(path: Path) -> Optional[Columns]:
+    """timeseries.parquet's columns as NumPy arrays: numbers as float64 with NaN for a null (int64 where the
+    column has none), text as object arrays with None for a null. None when a column has a type read
+    otherwise (the caller reads the file with pandas then). From the Arrow buffers, because pyarrow's own
+    ``to_numpy`` imports pandas (pyarrow 26), which is what this path exists to avoid."""
+    import pyarrow as pa
+
+    with open(path, "rb") as f:  # an open file: pyarrow encodes a path as UTF-8 (results._parquet)
+        try:
+            from pyarrow import _parquet
+
+            reader = _parquet.ParquetReader()
+            reader.open(f)
+            table = reader.read_all(None, use_threads=False)
+        except (ImportError, TypeError, AttributeError):
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(f)
+    out = {}
+    for name in table.column_names:
+        parts = []
+        for chunk in table.column(name).chunks:
+            part = _from_arrow(pa, chunk)
+            if part is None:
+                return None
+            parts.append(part)
+        x = np.concatenate(parts) if parts else np.array([])
+        if x.dtype.kind == "f" and name in INT_COLUMNS and not np.isnan(x).any():
+            x = x.astype("int64")
+        out[name] = x
+    return out
+
+
+def _from_arrow(pa: Any, a: Any) -> Optional[np.ndarray]:
+    """One Arrow array as NumPy (see :func:`read_timeseries`); None for a type not read here."""
+    n, off = len(a), a.offset
+    bufs = a.buffers()
+    valid = np.ones(n, dtype=bool)
+    if a.null_count and bufs[0] is not None:
+        bits = np.unpackbits(np.frombuffer(bufs[0], dtype=np.uint8), bitorder="little")
+        valid = bits[off:off + n].astype(bool)
+    if a.type in (pa.float64(), pa.int64()):
+        x = np.frombuffer(bufs[1], dtype="float64" if a.type == pa.float64() else "int64", count=n, offset=off * 8)
+        if valid.all():
+            return x.copy()
+        x = x.astype("float64")
+        x[~valid] = np.nan
+        return x
+    if a.type in (pa.string(), pa.large_string()):
+        offsets = np.frombuffer(bufs[1], dtype="int64" if a.type == pa.large_string() else "int32", count=n + 1,
+                                offset=off * (8 if a.type == pa.large_string() else 4))
+        data = bytes(bufs[2]) if bufs[2] is not None else b""
+        starts, ends = offsets[:-1].tolist(), offsets[1:].tolist()
+        ok = valid.tolist()
+        return np.array([data[s:e].decode() if k else None for s, e, k in zip(starts, ends, ok)], dtype=object)
+    return None
+
+
+def split_timeseries(ts: Columns, kind: str, fixed: tuple[str, ...]) -> Optional[Columns]:
+    """The flows (``kind`` "flow") or links table from :func:`read_timeseries`'s columns, as
+    ``results._split`` makes it: the rows of ``kind``, ``id`` named ``kind``, the fixed columns and the
+    state columns with a value, counters int64 where none is missing (float64 with NaN where one is: the
+    figures take both). An empty dict when there are no such rows; None for a file from before the owner
+    columns (``results._split`` renames its state columns from the run spec)."""
+    rows = ts["kind"] == kind
+    if not rows.any():
+        return {}
+    if ("cc" if kind == "flow" else "queue") not in ts:
+        return None
+    out = {}
+    for name, x in ts.items():
+        if name == "kind":
+            continue
+        x = x[rows]
+        if name not in fixed and name != "id":
+            missing = np.isnan(x) if x.dtype.kind == "f" else np.array([v is None for v in x.tolist()], dtype=bool)
+            if name in TIMESERIES_COLUMNS or missing.all():
+                continue
+        if x.dtype.kind == "f" and name in INT_COLUMNS and not np.isnan(x).any():
+            x = x.astype("int64")
+        out[kind if name == "id" else name] = x
+    return out

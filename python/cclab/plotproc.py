@@ -1,12 +1,13 @@
 """A run's figures drawn in a second process, started when the command starts (docs/performance.md, "Start-up").
 
-Why a process: importing matplotlib and pandas (~1 s on this 2-core machine) and drawing five figures
+Why a process: importing matplotlib (~0.6 s on this 2-core machine on a slow day) and drawing five figures
 (~0.35 s, ~1.1 s with 30 flows) are both bound to the GIL, so a thread gains nothing, while the machine has
 a second core. The worker (``python -c "from cclab.plotproc import main; main()"``) is started by the
 ``cclab`` command before it imports its own modules (python/cclab/launch.py; by :func:`prestart` when the
 command line is not the entry point) and imports them while this process validates the scenario and
 simulates; once timeseries.parquet is written it is handed the summary and the spec, reads the tables back
-from the file (as :meth:`cclab.results.Result.load` does, so they are the run's tables) and writes the
+from the file as NumPy columns (the rows and values :meth:`cclab.results.Result.load` reads, without
+importing pandas: python/cclab/plots/_table.py) and writes the
 figures while this process writes the rest. On a machine with two cores or more it then forks, and the two
 draw half of the figures each (:data:`HALVES`): by then this process has written its files and waits, so
 the drawing is all that is left of the run, and a fork shares the imports instead of paying them twice.
@@ -214,15 +215,27 @@ def main(data: Optional[bytes] = None) -> None:
     if failed:
         _draw(job, theirs)  # the other half failed: drawn here, or failing here with its traceback
     sys.stdout.flush()
-    os._exit(0)  # nothing left to clean up; skips tearing down matplotlib and pandas
+    os._exit(0)  # nothing left to clean up; skips tearing down matplotlib
 
 
 def _draw(job: dict, names: list[str]) -> None:
     from . import plots
-    from .results import FLOW_COLUMNS, LINK_COLUMNS, _parquet, _split
+    from .columns import FLOW_COLUMNS, LINK_COLUMNS, read_timeseries, split_timeseries
+    from .plots._table import Table
 
     out = Path(job["out"])
-    ts = _parquet(out / "timeseries.parquet")
     spec = job["spec"]
-    flows, links = _split(ts, "flow", FLOW_COLUMNS, spec), _split(ts, "link", LINK_COLUMNS, spec)
-    plots.write_plots(flows, links, job["summary"], out, spec, format=job["format"], style=job["style"], names=names)
+    # The tables as NumPy columns, without pandas (its import was half of this process's start-up); a file
+    # this cannot read so (none a run of this version writes) goes through pandas, as Result.load reads it.
+    ts = read_timeseries(out / "timeseries.parquet")
+    tables = None
+    if ts is not None:
+        flows, links = split_timeseries(ts, "flow", FLOW_COLUMNS), split_timeseries(ts, "link", LINK_COLUMNS)
+        if flows is not None and links is not None:
+            tables = (Table(flows), Table(links))
+    if tables is None:
+        from .results import _parquet, _split
+
+        frame = _parquet(out / "timeseries.parquet")
+        tables = (_split(frame, "flow", FLOW_COLUMNS, spec), _split(frame, "link", LINK_COLUMNS, spec))
+    plots.write_plots(*tables, job["summary"], out, spec, format=job["format"], style=job["style"], names=names)

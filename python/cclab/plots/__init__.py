@@ -17,18 +17,24 @@ p10–p90 band. The measurement window is shaded.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Optional, Union
-
-import pandas as pd
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 # The object API, not pyplot: no global figure registry (safe to import from a background thread, see
 # runner.run) and nothing to close.
 from matplotlib.figure import Figure
 
 from ._style import FORMATS, STYLES, Style, finish, get_style
+from ._table import Table
 from ._view import RunView, build_view
 from .distributions import cdf_figure, throughput_delay_figure
 from .timeseries import cwnd_figure, queue_figure, rate_figure
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# A run's table: a pandas DataFrame (Result.flows, Result.links) or the NumPy columns the figures' process
+# reads without pandas (_table.py).
+Frame = Union["pd.DataFrame", Table]
 
 FIGURES: dict[str, Callable[[RunView], Figure]] = {
     "rate.png": rate_figure,
@@ -48,7 +54,7 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def build_figures(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec: Optional[dict] = None,
+def build_figures(flows: Frame, links: Frame, summary: dict, spec: Optional[dict] = None,
                   names: Optional[list[str]] = None, style: Union[str, Style, None] = None) -> dict[str, Figure]:
     """The run's figures by file name (all of :data:`FIGURES`, or ``names``), not yet saved. ``style``:
     "screen" (default), "paper" (one column, 3.5 in) or "paper2" (two columns, 7 in), see docs/plots.md."""
@@ -72,7 +78,7 @@ def save(fig: Figure, path: Union[str, Path]) -> Path:
     return p
 
 
-def write_plots(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, out: Path,
+def write_plots(flows: Frame, links: Frame, summary: dict, out: Path,
                 spec: Optional[dict] = None, format: str = "png", style: Union[str, Style, None] = None,
                 names: Optional[list[str]] = None) -> list[Path]:
     """Writes every figure of :data:`FIGURES` (or those of ``names``, in that order) into ``out`` as

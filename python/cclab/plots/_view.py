@@ -1,6 +1,6 @@
 """What the figures need from a run, computed once: who is in which (algorithm, RTT) group, each flow's
 base RTT and bottleneck rate, the per-flow delay and goodput statistics, and the links' buffers and queue
-discipline settings. No matplotlib here."""
+discipline settings. No matplotlib here, and no pandas (_table.py says why)."""
 from __future__ import annotations
 
 import math
@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
-import pandas as pd
 
 from ..traces import OPPORTUNITY_BYTES, opportunities_before
+from ._table import Table, as_table
 
 # An algorithm is drawn "many" when it has more flows than MANY or the run has more than MANY_TOTAL: each
 # (algorithm, RTT) group as its median per sample with a p10-p90 band, no per-flow lines (docs/plots.md).
@@ -64,8 +64,8 @@ class LinkInfo:
 
 @dataclass
 class RunView:
-    flows: pd.DataFrame
-    links: pd.DataFrame
+    flows: Table
+    links: Table
     summary: dict
     spec: Optional[dict]
     ccs: list[str] = field(default_factory=list)  # algorithms in order of first appearance
@@ -86,7 +86,7 @@ class RunView:
         x = _num((self.spec or {}).get("sample_interval"))
         if x:
             return x
-        t = np.unique(self.flows["t"].to_numpy()) if not self.flows.empty else np.array([])
+        t = np.unique(self.flows["t"]) if not self.flows.empty else np.array([])
         return float(np.median(np.diff(t))) if t.size >= 2 else math.nan
 
     def capacity(self, lid: int, t: np.ndarray) -> np.ndarray:
@@ -125,9 +125,9 @@ class RunView:
         m0, m1 = self.summary["measure"]
         return float(m0), float(m1)
 
-    def in_window(self, df: pd.DataFrame) -> pd.DataFrame:
+    def in_window(self, df: Table) -> Table:
         m0, m1 = self.window
-        return df[(df["t"] >= m0 - 1e-9) & (df["t"] <= m1 + 1e-9)]
+        return df.where((df["t"] >= m0 - 1e-9) & (df["t"] <= m1 + 1e-9))
 
 
 def _rtt_groups(rtts: dict[int, float]) -> tuple[dict[int, str], list[str]]:
@@ -151,7 +151,9 @@ def _num(x: Any) -> Optional[float]:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def build_view(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec: Optional[dict]) -> RunView:
+def build_view(flows: Any, links: Any, summary: dict, spec: Optional[dict]) -> RunView:
+    """The view of a run whose tables ``flows`` and ``links`` are Tables (_table.py) or pandas DataFrames."""
+    flows, links = as_table(flows), as_table(links)
     v = RunView(flows, links, summary, spec)
     sflows = summary.get("flows", [])
     spec_flows = (spec or {}).get("flows") or []
@@ -180,7 +182,7 @@ def build_view(flows: pd.DataFrame, links: pd.DataFrame, summary: dict, spec: Op
     # queues). The flow's own min_rtt is only the fallback: a flow that starts into a standing queue never
     # sees its base RTT, and srtt − min_rtt then misses that queue (tens of ms at 20+ flows).
     link_rate = [_num(l.get("rate_bps")) or 0.0 for l in spec_links]
-    min_rtt = flows.groupby("flow")["min_rtt"].min() if "min_rtt" in flows and not flows.empty else pd.Series(dtype=float)
+    min_rtt = flows.reduce("flow", "min_rtt", np.min) if "min_rtt" in flows and not flows.empty else {}
     from_spec = len(spec_flows) == len(sflows) > 0 and all(r > 0 for r in link_rate)
     v.base_rtt_source = "spec" if from_spec else "min_rtt"
     for lid, l in enumerate(spec_links):
@@ -213,7 +215,7 @@ def link_infos(v: RunView) -> list[LinkInfo]:
     if v.links.empty:
         return []
     spec_links = (v.spec or {}).get("links") or []
-    qmax = v.links.groupby("link")["queue_pkts"].max()
+    qmax = v.links.reduce("link", "queue_pkts", np.max)
     out = []
     for lid, q in qmax.items():
         lid = int(lid)
@@ -242,33 +244,45 @@ def link_infos(v: RunView) -> list[LinkInfo]:
     return out
 
 
-def window_rtts(v: RunView) -> pd.DataFrame:
+def window_rtts(v: RunView) -> Table:
     """The flows' RTT samples in the measurement window: flow, cc, srtt and qdelay = srtt − the flow's base
     RTT (s, ≥ 0), one row per (sample time, flow) that has an srtt."""
     w = v.in_window(v.flows)
     if "srtt" not in w or w.empty:
-        return pd.DataFrame({"flow": [], "cc": [], "srtt": [], "qdelay": []})
-    w = w[w["srtt"].notna()]
-    # The base RTT is a lower bound; clip guards against rounding below it.
-    d = (w["srtt"] - w["flow"].map(v.base_rtt)).clip(lower=0.0)
-    return pd.DataFrame({"flow": w["flow"], "cc": w["flow"].map(v.cc_of), "srtt": w["srtt"], "qdelay": d})
+        return Table({"flow": np.array([], dtype="int64"), "cc": np.array([], dtype=object),
+                      "srtt": np.array([]), "qdelay": np.array([])})
+    w = w.where(~np.isnan(np.asarray(w["srtt"], dtype=float)))
+    flow = w["flow"]
+    srtt = np.asarray(w["srtt"], dtype=float)
+    base = np.array([v.base_rtt.get(int(f), math.nan) for f in flow.tolist()], dtype=float)
+    # The base RTT is a lower bound; the clip guards against rounding below it.
+    d = np.clip(srtt - base, 0.0, None)
+    cc = np.array([v.cc_of.get(int(f)) for f in flow.tolist()], dtype=object)
+    return Table({"flow": flow, "cc": cc, "srtt": srtt, "qdelay": d})
 
 
-def flow_stats(v: RunView, rtts: Optional[pd.DataFrame] = None) -> pd.DataFrame:
-    """One row per flow: cc, goodput_bps (summary: the measurement window), p95_qdelay_s (95th percentile
-    of srtt − base RTT over the flow's samples in the window; NaN without a sample), n_rtt_samples."""
+def flow_stats(v: RunView, rtts: Optional[Table] = None) -> Table:
+    """One row per flow of the summary, in its order: flow, cc, goodput_bps (summary: the measurement
+    window), p95_qdelay_s (95th percentile of srtt − base RTT over the flow's samples in the window; NaN
+    without a sample), n_rtt_samples."""
     sflows = v.summary.get("flows", [])
-    rows = pd.DataFrame({
-        "flow": [int(f["id"]) for f in sflows],
-        "cc": [f["cc"] for f in sflows],
-        "goodput_bps": [_num(f.get("goodput_bps")) or 0.0 for f in sflows],
-    }).set_index("flow")
     r = window_rtts(v) if rtts is None else rtts
-    g = r.groupby("flow")["qdelay"]
-    rows["p95_qdelay_s"] = g.quantile(0.95) if len(r) else math.nan
-    rows["n_rtt_samples"] = (g.count() if len(r) else 0)
-    rows["n_rtt_samples"] = rows["n_rtt_samples"].fillna(0).astype(int)
-    return rows
+    p95 = r.reduce("flow", "qdelay", lambda x: np.quantile(x, 0.95)) if len(r) else {}
+    count = {k: int(np.count_nonzero(~np.isnan(g["qdelay"]))) for k, g in r.groups("flow")} if len(r) else {}
+    ids = [int(f["id"]) for f in sflows]
+    return Table({
+        "flow": np.array(ids, dtype="int64"),
+        "cc": np.array([f["cc"] for f in sflows], dtype=object),
+        "goodput_bps": np.array([_num(f.get("goodput_bps")) or 0.0 for f in sflows], dtype=float),
+        "p95_qdelay_s": np.array([p95.get(i, math.nan) for i in ids], dtype=float),
+        "n_rtt_samples": np.array([count.get(i, 0) for i in ids], dtype="int64"),
+    })
+
+
+def rows_of(st: Table, flows: list[int]) -> Table:
+    """The rows of :func:`flow_stats`'s table for ``flows``, in that order (those it has)."""
+    at = {int(f): i for i, f in enumerate(st["flow"].tolist())}
+    return st.take(np.array([at[f] for f in flows if f in at], dtype="int64"))
 
 
 @dataclass
@@ -278,7 +292,7 @@ class Spikes:
     count: int
     flows: int
     max_ratio: float
-    samples: pd.DataFrame  # t, flow, rate_bps, ratio
+    samples: Table  # t, flow, rate_bps, ratio
 
 
 def goodput_spikes(v: RunView) -> Spikes:
@@ -287,24 +301,28 @@ def goodput_spikes(v: RunView) -> Spikes:
     delay after the link sent it)."""
     f = v.flows
     if f.empty or "rate_bps" not in f:
-        return Spikes(0, 0, 0.0, pd.DataFrame())
+        return Spikes(0, 0, 0.0, Table())
     cap = flow_capacity_series(v)
-    ratio = f["rate_bps"] / cap
+    rate = np.asarray(f["rate_bps"], dtype=float)
+    with np.errstate(all="ignore"):
+        ratio = rate / cap
     hit = ratio > 1.0 + 1e-9
-    s = f.loc[hit, ["t", "flow", "rate_bps"]].assign(ratio=ratio[hit])
-    return Spikes(int(hit.sum()), int(s["flow"].nunique()), float(ratio[hit].max()) if hit.any() else 0.0, s)
+    s = Table({"t": f["t"][hit], "flow": f["flow"][hit], "rate_bps": rate[hit], "ratio": ratio[hit]})
+    return Spikes(int(hit.sum()), int(np.unique(s["flow"]).size), float(ratio[hit].max()) if hit.any() else 0.0, s)
 
 
-def flow_capacity_series(v: RunView) -> pd.Series:
+def flow_capacity_series(v: RunView) -> np.ndarray:
     """Per row of ``v.flows``: the capacity the sample is judged against (see :func:`goodput_spikes`)."""
     f = v.flows
+    flow = f["flow"]
     if not v.trace_s:
-        return f["flow"].map(v.bottleneck_bps)
-    out = pd.Series(np.nan, index=f.index)
+        return np.array([v.bottleneck_bps.get(int(x), math.nan) for x in flow.tolist()], dtype=float)
+    out = np.full(len(f), np.nan)
     dt = v.sample_s
-    for fid, g in f.groupby("flow"):
-        t = g["t"].to_numpy(dtype=float)
+    for fid in np.unique(flow):
+        rows = flow == fid
+        t = np.asarray(f["t"][rows], dtype=float)
         c = v.flow_capacity(int(fid), t)
         prev = v.flow_capacity(int(fid), np.maximum(t - dt, dt))
-        out.loc[g.index] = np.fmax(c, prev)
+        out[rows] = np.fmax(c, prev)
     return out

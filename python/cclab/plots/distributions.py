@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ._style import LINESTYLES, REF, cc_colors, cc_markers, legend_outside, new_figure, note, rtt_markers, si, si_axis, si_prefix, title
-from ._view import RunView, flow_stats, window_rtts
+from ._view import RunView, flow_stats, rows_of, window_rtts
 
 # An RTT-sample CDF with more points than this is drawn through this many quantiles (indistinguishable
 # at this size, and a 120 000-step line costs ~0.1 s).
@@ -43,11 +43,11 @@ def throughput_delay_figure(v: RunView) -> Figure:
     handles = []
     xmax, ymax = 0.0, 0.0
     n_flows = len(st)
-    f = si_prefix([float(st["goodput_bps"].max())] if len(st) else [])[0]
+    f = si_prefix([float(np.max(st["goodput_bps"]))] if len(st) else [])[0]
     for g in v.groups:
-        s = st.loc[[x for x in g.flows if x in st.index]]
-        ok = s[s["p95_qdelay_s"].notna()]
-        x, y = ok["p95_qdelay_s"].to_numpy() * 1e3, ok["goodput_bps"].to_numpy() / f
+        s = rows_of(st, g.flows)
+        ok = s.where(~np.isnan(s["p95_qdelay_s"]))
+        x, y = ok["p95_qdelay_s"] * 1e3, ok["goodput_bps"] / f
         c, m = colors[g.cc], rmarks[g.rtt]
         alpha = float(np.clip(8.0 / max(len(s), 1), 0.25, 0.85))
         pts = ax.scatter(x, y, s=16 if n_flows <= 40 else 9, marker=m, color=c, alpha=alpha, lw=0, zorder=3)
@@ -79,7 +79,8 @@ def throughput_delay_figure(v: RunView) -> Figure:
         handles.append(Line2D([], [], color=REF, ls=":", lw=1.0,
                               label=("links'" if len(refs) > 1 else f"link {refs[0][0]}:") + " p95 queueing delay"))
     # The x axis spans the delays drawn (not from 0): flows sharing one queue differ by a few ms only.
-    xs = [float(x) for x in (st["p95_qdelay_s"].dropna() * 1e3)] + [d for _, d in refs]
+    p95 = st["p95_qdelay_s"]
+    xs = [float(x) for x in (p95[~np.isnan(p95)] * 1e3)] + [d for _, d in refs]
     lo_x = min(xs, default=0.0)
     pad = max(0.1 * (xmax - lo_x), 0.1 * xmax, 0.5)
     ax.set_xlim(xmax + pad, max(lo_x - pad, -0.02 * max(xmax, 1.0)))  # reversed: low delay on the right
@@ -108,10 +109,10 @@ def _goodput_strip(v: RunView) -> Figure:
     title(fig, f"{v.summary['scenario']}: goodput per flow (measurement window)")
     st = flow_stats(v)
     colors, markers = cc_colors(v.ccs), cc_markers(v.ccs)
-    f = si_prefix([float(st["goodput_bps"].max())] if len(st) else [])[0]
+    f = si_prefix([float(np.max(st["goodput_bps"]))] if len(st) else [])[0]
     handles, ymax = [], 0.0
     for i, cc in enumerate(v.ccs):
-        y = np.sort(st.loc[st["cc"] == cc, "goodput_bps"].to_numpy() / f)
+        y = np.sort(st["goodput_bps"][st["cc"] == cc] / f)
         if not y.size:
             continue
         # Spread sideways by rank (deterministic, no random jitter): equal goodputs stay side by side.
@@ -179,15 +180,15 @@ def cdf_figure(v: RunView) -> Figure:
     if paper:  # widths in points: at 3.5-7 in wide the screen's 3.2 pt outer curve is a bar
         for st_ in styles.values():
             st_["lw"] = round(st_["lw"] * 0.6, 2)
-    f = si_prefix([float(st["goodput_bps"].max())] if len(st) else [])[0]
+    f = si_prefix([float(np.max(st["goodput_bps"]))] if len(st) else [])[0]
     handles = []
     for cc in v.ccs:
-        s = st[st["cc"] == cc]
-        r = rtts[rtts["cc"] == cc]
+        s = st.where(st["cc"] == cc)
+        r = rtts.where(rtts["cc"] == cc)
         gid = f"cc:{cc}"
-        _ecdf(ag, s["goodput_bps"].to_numpy() / f, gid, cc, markers=len(s) <= 12, **styles[cc])
-        _ecdf(ar, r["srtt"].to_numpy(dtype=float) * 1e3, gid, cc, markers=False, **styles[cc])
-        _ecdf(aq, r["qdelay"].to_numpy(dtype=float) * 1e3, gid, cc, markers=False, **styles[cc])
+        _ecdf(ag, s["goodput_bps"] / f, gid, cc, markers=len(s) <= 12, **styles[cc])
+        _ecdf(ar, np.asarray(r["srtt"], dtype=float) * 1e3, gid, cc, markers=False, **styles[cc])
+        _ecdf(aq, np.asarray(r["qdelay"], dtype=float) * 1e3, gid, cc, markers=False, **styles[cc])
         kw = {k: styles[cc][k] for k in ("color", "ls", "lw")}
         handles.append(Line2D([], [], label=f"{cc}: {_n(len(s), 'flow')}, {_n(len(r), 'RTT sample')}", **kw))
     si_axis(ag, "x", "bit/s", "goodput" if paper else "goodput per flow", [f])

@@ -14,6 +14,7 @@ from matplotlib.patheffects import withStroke
 
 from ..units import parse_time
 from ._style import REF, cc_colors, legend_outside, new_figure, note, rtt_styles, si, si_axis, si_prefix, time_axes, title
+from ._table import Table
 from ._view import MANY, MANY_TOTAL, RunView, goodput_spikes, link_infos
 
 # A goodput sample above CLIP × the fastest bottleneck rate is drawn as a ▲ on the top edge, so one
@@ -51,15 +52,16 @@ def _flow_lines(ax: Axes, v: RunView, col: str, scale: float, clip_top: Optional
     The y axis is scaled to what is drawn: with bands their p90 and the medians, not one flow's slow-start
     peak; the per-flow samples above are counted in ``Drawn`` (and in the figure's note)."""
     colors, styles = cc_colors(v.ccs), rtt_styles(v.rtt_labels)
-    wide = v.flows.pivot(index="t", columns="flow", values=col) * scale
-    t = wide.index.to_numpy(dtype=float)
+    t, flow_ids, wide = v.flows.pivot(index="t", columns="flow", values=col)
+    t, wide = np.asarray(t, dtype=float), wide * scale
+    column = {int(f): j for j, f in enumerate(flow_ids.tolist())}
     handles, top = [], 0.0
     banded: list[int] = []
     for k, g in enumerate(v.groups):
-        cols = [f for f in g.flows if f in wide.columns]
+        cols = [f for f in g.flows if f in column]
         if not cols:
             continue
-        y = wide[cols].to_numpy(dtype=float)
+        y = wide[:, [column[f] for f in cols]]
         yc = y if clip_top is None else np.minimum(y, clip_top)
         c, ls, gid = colors[g.cc], styles[g.rtt], f"cc:{g.cc}"
         if v.many[g.cc]:
@@ -93,7 +95,7 @@ def _flow_lines(ax: Axes, v: RunView, col: str, scale: float, clip_top: Optional
     top = top * 1.1 if top > 0 else 1.0
     drawn = Drawn(handles, top, 0, 0.0)
     if banded:
-        vals = wide[banded].to_numpy(dtype=float).ravel()
+        vals = wide[:, [column[f] for f in banded]].ravel()
         vals = vals[np.isfinite(vals)]
         hi_vals = vals[vals > top]
         if hi_vals.size:
@@ -139,7 +141,7 @@ def rate_figure(v: RunView) -> Figure:
     sp = goodput_spikes(v)
     rates = sorted({r for r in v.bottleneck_bps.values() if math.isfinite(r)})
     # One SI prefix for the axis, chosen from the bulk of the samples and the link rates.
-    r = v.flows["rate_bps"].to_numpy(dtype=float)
+    r = np.asarray(v.flows["rate_bps"], dtype=float)
     r = r[np.isfinite(r)]
     q99 = float(np.quantile(r, 0.99)) if r.size else 0.0
     f, _ = si_prefix([q99] + [x for x in rates[:1] if not traced and x <= OFF_SCALE * q99])
@@ -160,9 +162,10 @@ def rate_figure(v: RunView) -> Figure:
     if off:
         notes.append("Link rate " + ", ".join(si(x, "bit/s") for x in off) + ": off scale.")
     if clip_top is not None:
-        over = sp.samples[sp.samples["rate_bps"] * scale > clip_top]
+        over = sp.samples.where(sp.samples["rate_bps"] * scale > clip_top)
+        over = Table({**over.cols, "cc": np.array([v.cc_of.get(int(f)) for f in over["flow"].tolist()], dtype=object)})
         colors = cc_colors(v.ccs)
-        for cc, g in over.groupby(over["flow"].map(v.cc_of)):
+        for cc, g in over.groups("cc"):
             m = ax.scatter(g["t"], np.full(len(g), clip_top), marker="^", s=14, color=colors[cc],
                            clip_on=False, zorder=5, lw=0)
             m.set_gid(f"cc:{cc}")
@@ -191,17 +194,17 @@ def _trace_panel(ax: Axes, v: RunView, traced: list[int]) -> list[str]:
     it delivered (the links' rate_bps); returns notes with its utilisation over the window, delivered
     bits / trace capacity in the same intervals (not / the trace's mean rate)."""
     notes, handles, top = [], [], 0.0
-    by_link = {int(k): g for k, g in v.links.groupby("link")} if not v.links.empty else {}
-    cap_all = {lid: v.capacity(lid, by_link[lid]["t"].to_numpy(dtype=float)) for lid in traced if lid in by_link}
+    by_link = {int(k): g for k, g in v.links.groups("link")} if not v.links.empty else {}
+    cap_all = {lid: v.capacity(lid, np.asarray(by_link[lid]["t"], dtype=float)) for lid in traced if lid in by_link}
     f, _ = si_prefix([float(np.nanmax(c)) for c in cap_all.values() if np.isfinite(c).any()])
     m0, m1 = v.window
     for k, (lid, cap) in enumerate(cap_all.items()):
         g = by_link[lid]
-        t = g["t"].to_numpy(dtype=float)
+        t = np.asarray(g["t"], dtype=float)
         col = f"C{k % 10}" if len(cap_all) > 1 else "black"
         st = ax.step(t, cap / f, where="pre", color=col, lw=1.0, alpha=0.8, zorder=2)[0]
         st.set_gid(f"capacity:{lid}")
-        sent = g["rate_bps"].to_numpy(dtype=float) if "rate_bps" in g else np.full(t.shape, np.nan)
+        sent = np.asarray(g["rate_bps"], dtype=float) if "rate_bps" in g else np.full(t.shape, np.nan)
         dl = ax.plot(t, sent / f, color=col, lw=1.4, ls=(0, (3, 1.5)) if len(cap_all) == 1 else "-", zorder=3)[0]
         dl.set_gid(f"delivered:{lid}")
         top = max(top, float(np.nanmax(cap)) / f, float(np.nanmax(sent)) / f if np.isfinite(sent).any() else 0.0)
@@ -250,13 +253,13 @@ def queue_figure(v: RunView) -> Figure:
     top_p = top_m = 0.0
     refs_p: list[tuple[float, str, dict]] = []  # (y, style key, kwargs): drawn once the data's scale is known
     refs_m: list[tuple[float, str, dict]] = []
-    by_link = {int(k): g for k, g in v.links.groupby("link")} if not v.links.empty else {}
+    by_link = {int(k): g for k, g in v.links.groups("link")} if not v.links.empty else {}
     for k, info in enumerate(infos):
         g = by_link[info.id]
         c = f"C{k % 10}"
-        t = g["t"].to_numpy(dtype=float)
-        q = g["queue_pkts"].to_numpy(dtype=float)
-        qb = g["queue_bytes"].to_numpy(dtype=float) if "queue_bytes" in g else q * v.packet_size
+        t = np.asarray(g["t"], dtype=float)
+        q = np.asarray(g["queue_pkts"], dtype=float)
+        qb = np.asarray(g["queue_bytes"], dtype=float) if "queue_bytes" in g else q * v.packet_size
         qms = qb * 8.0 / info.rate_bps * 1e3
         axp.plot(t, q, color=c, lw=0.9, zorder=3)
         axm.plot(t, qms, color=c, lw=0.9, zorder=3)
@@ -269,8 +272,8 @@ def queue_figure(v: RunView) -> Figure:
         if info.red_th is not None:
             for th in info.red_th:
                 refs_p.append((th, "red_th", {"color": c, "ls": ":", "lw": 1.0}))
-            if "red.avg" in g and g["red.avg"].notna().any():
-                avg = g["red.avg"].to_numpy(dtype=float)
+            if g.has_values("red.avg"):
+                avg = np.asarray(g["red.avg"], dtype=float)
                 axp.plot(t, avg, color=c, ls="-.", lw=1.3, zorder=4,
                          path_effects=[withStroke(linewidth=2.6, foreground="white")])
                 top_p = max(top_p, float(np.nanmax(avg)))
@@ -280,16 +283,16 @@ def queue_figure(v: RunView) -> Figure:
             key, default = AQM_TARGETS[info.queue]
             refs_m.append((_num_param(info.params, key, default) * 1e3, "aqm_target",
                            {"color": c, "ls": ":", "lw": 1.0}))
-        if info.queue == "pie" and "pie.qdelay" in g and g["pie.qdelay"].notna().any():
-            d = g["pie.qdelay"].to_numpy(dtype=float) * 1e3
+        if info.queue == "pie" and g.has_values("pie.qdelay"):
+            d = np.asarray(g["pie.qdelay"], dtype=float) * 1e3
             axm.plot(t, d, color=c, ls="-.", lw=1.0, zorder=4, alpha=0.9)
             top_m = max(top_m, float(np.nanmax(d)))
             style["pie_qdelay"] = Line2D([], [], color=REF, ls="-.", lw=1.0,
                                          label="PIE's delay sample (pie.qdelay)")
-        if info.queue == "maxnet" and "maxnet.price" in g and g["maxnet.price"].notna().any():
+        if info.queue == "maxnet" and g.has_values("maxnet.price"):
             tt = _num_param(info.params, "T", MAXNET_T)
             p_min = _num_param(info.params, "p_min", -tt * math.log(info.rate_bps / MAXNET_X_MAX_BPS))
-            vq = (g["maxnet.price"].to_numpy(dtype=float) - p_min) * 1e3
+            vq = (np.asarray(g["maxnet.price"], dtype=float) - p_min) * 1e3
             axm.plot(t, vq, color=c, ls="-.", lw=1.3, zorder=4)
             top_m = max(top_m, float(np.nanmax(vq)))
             style["price"] = Line2D([], [], color=REF, ls="-.", lw=1.3,
@@ -326,14 +329,14 @@ def queue_figure(v: RunView) -> Figure:
     if not infos:
         _empty(axp, "links")
     else:
-        axp.set_xlim(float(v.links["t"].min()), float(v.links["t"].max()))
+        axp.set_xlim(float(np.min(v.links["t"])), float(np.max(v.links["t"])))
     time_axes(axp, "queue (packets)", v.window, xlabel=False)
     time_axes(axm, "queueing delay (ms)", v.window, xlabel=not maxnet)
     order = ["queue", "buffer", "red_th", "red_avg", "aqm_target", "pie_qdelay", "price", "tx", "y", "mu"]
     legend_outside(axp, link_handles + [style[k] for k in order if k in style])
     notes.insert(0, "Delay = queue bytes × 8 / link rate: the time to drain the queue present at the sample. "
                     "Shaded: measurement window.")
-    if len(infos) < (v.links["link"].nunique() if not v.links.empty else 0):
+    if len(infos) < (np.unique(v.links["link"]).size if not v.links.empty else 0):
         notes.append("Links whose queue stayed empty are not drawn.")
     note(fig, notes)
     return fig
