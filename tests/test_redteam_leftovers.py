@@ -71,6 +71,22 @@ def test_a_boolean_is_no_number(path: tuple, field: str, what: str, value: bool)
     assert e.value.errors == [(field, f"must be {what}, not a boolean, got {'true' if value else 'false'}")]
 
 
+@pytest.mark.parametrize("value", ["7", "0.5", "2.0"])
+@pytest.mark.parametrize("path, field, what", NUMBER_FIELDS)
+def test_a_quoted_number_is_no_number(path: tuple, field: str, what: str, value: str) -> None:
+    # Before: pydantic's lax mode read "7" as 7 (count = "2" ran two flows) while a quantity's "100" was
+    # refused for its missing unit; both are now refused, by name.
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(_put(copy.deepcopy(SCEN), path, value))
+    assert e.value.errors == [(field, f'must be {what}, not a string, got "{value}" (write the number without quotes)')]
+
+
+def test_a_quoted_count_in_a_file_is_refused_by_the_cli(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(REDTEAM_BASE.replace("seed = 1", 'seed = "1"'))
+    assert 'seed = "1"' in (tmp_path / "s.toml").read_text()
+    _one_error(*_cli(["validate", "s.toml"], tmp_path), "error: seed: must be an integer, not a string")
+
+
 @pytest.mark.parametrize("case", ["loss_schedule", "shape", "links"])
 def test_a_boolean_is_no_number_inside_lists_and_traffic(case: str) -> None:
     d = copy.deepcopy(SCEN)

@@ -98,13 +98,19 @@ def _param_type(v: Any) -> Any:
 
 def _no_bool(what: str) -> Any:
     """A check before pydantic's own for a field that holds ``what`` ("an integer", "a number"): a TOML or
-    Python boolean is refused. bool is an int subclass and pydantic's lax mode reads true as 1, so
-    ``seed = true`` ran seed 1 and ``loss = true`` lost every packet. Strings stay pydantic's ("7" is 7)."""
+    Python boolean is refused, and so is a string. bool is an int subclass and pydantic's lax mode reads
+    true as 1, so ``seed = true`` ran seed 1 and ``loss = true`` lost every packet. Lax mode also reads the
+    string "7" as 7, while a quantity's "100" (no unit) is refused: ``count = "2"`` ran, ``buffer = "100"``
+    did not. A quoted number in a number field is a mistake of the same kind (a spreadsheet's export, a
+    template's substitution), so it is refused by name too; ``--set`` reads its values as TOML, where 7 is
+    a number."""
 
     def check(v: Any) -> Any:
         v = _numpy_scalar(v)
         if isinstance(v, bool):
             raise ValueError(f"must be {what}, not a boolean, got {show(v)}")
+        if isinstance(v, str):
+            raise ValueError(f"must be {what}, not a string, got {show(v)} (write the number without quotes)")
         return v
 
     return BeforeValidator(check)
