@@ -91,28 +91,24 @@ class Graph(Protocol):
 Topology = Union[Dumbbell, ParkingLot, Graph]
 
 
-class Flow(Protocol):
+class Traffic(Protocol):
+    """Whatever travels a path: where it goes (``links``, or ``src`` and ``dst``) and which way."""
+
+    @property
+    def links(self) -> Optional[list[int]]: ...
+    @property
+    def src(self) -> Optional[str]: ...
+    @property
+    def dst(self) -> Optional[str]: ...
+    @property
+    def reverse(self) -> bool: ...
+
+
+class Flow(Traffic, Protocol):
+    """A flow: a path, and a base RTT its access delays are chosen for."""
+
     @property
     def rtt(self) -> Any: ...
-    @property
-    def links(self) -> Optional[list[int]]: ...
-    @property
-    def src(self) -> Optional[str]: ...
-    @property
-    def dst(self) -> Optional[str]: ...
-    @property
-    def reverse(self) -> bool: ...
-
-
-class Traffic(Protocol):
-    @property
-    def links(self) -> Optional[list[int]]: ...
-    @property
-    def src(self) -> Optional[str]: ...
-    @property
-    def dst(self) -> Optional[str]: ...
-    @property
-    def reverse(self) -> bool: ...
 
 # The topology kinds, as a scenario's ``topology.kind`` names them.
 KINDS = ("dumbbell", "parking_lot", "graph")

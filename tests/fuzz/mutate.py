@@ -34,8 +34,32 @@ KEY_NAMES = ["duration", "seed", "rate", "delay", "rtt", "buffer", "queue", "cc"
              "loss_detection", "undo"]
 
 
+# Valid scenarios for fields no shipped scenario sets, so that their values get mutated too (a key absent
+# from every base is only ever added with a nasty value, never taken from a good one): a link's
+# delay_schedule, loss_schedule, jitter (normal, reordering), reorder and duplicate; the reverse link's
+# schedule; a capacity trace; a transport with its switches written out.
+EXTRA_BASES: list[dict] = [
+    {"name": "fuzz-impairments", "duration": "3s", "seed": 1,
+     "topology": {"kind": "dumbbell",
+                  "bottleneck": {"rate": "20Mbps", "delay": "10ms", "buffer": "BDP", "jitter": "2ms",
+                                 "jitter_distribution": "normal", "jitter_reorder": True, "reorder": 0.01,
+                                 "duplicate": 0.001, "loss_schedule": [["0s", 0.0], ["1s", 0.01]],
+                                 "delay_schedule": [["0s", "10ms"], ["1s", "200ms"], ["1.5s", "10ms"]]},
+                  "reverse": {"rate": "20Mbps", "delay": "10ms", "delay_schedule": [["0.5s", "30ms"]]}},
+     "flows": [{"cc": "cubic", "rtt": "40ms", "count": 2}, {"cc": "newreno", "rtt": "80ms", "start": "0.5s"}]},
+    {"name": "fuzz-trace", "duration": "2s", "seed": 2,
+     "topology": {"kind": "dumbbell", "bottleneck": {"trace": "step-6-24mbps", "buffer": 100}},
+     "flows": [{"cc": "bbr", "rtt": "20ms"}]},
+    {"name": "fuzz-switches", "duration": "2s", "seed": 3,
+     "transport": {"sack": True, "loss_detection": "rack", "dsack": True, "undo": True, "rto_undo": True,
+                   "tlp": True, "prr": True, "hystart": True, "cwnd_validation": True, "delayed_ack": 2},
+     "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "5ms", "buffer": 50, "reorder": 0.02}},
+     "flows": [{"cc": "cubic", "rtt": "30ms"}]},
+]
+
+
 def base_scenarios() -> list[dict]:
-    return [tomllib.loads(p.read_text()) for p in sorted(SCENARIOS.glob("*.toml"))]
+    return [tomllib.loads(p.read_text()) for p in sorted(SCENARIOS.glob("*.toml"))] + copy.deepcopy(EXTRA_BASES)
 
 
 def _paths(node: Any, prefix: tuple = ()) -> Iterator[tuple]:
