@@ -347,8 +347,8 @@ def write_table(table: Any, path: Path) -> None:
 # ---- timeseries.parquet read back without pandas (the figures' process, python/cclab/plotproc.py) ----
 
 def read_timeseries(path: Path) -> Optional[Columns]:
-    """timeseries.parquet's columns as NumPy arrays: numbers as float64 with NaN for a null (int64 where the
-    column has none), text as object arrays with None for a null. None when a column has a type read
+    """timeseries.parquet's columns as NumPy arrays: numbers as float64 with NaN for a null (an integer
+    column without one stays int64), text as object arrays with None for a null. None when a column has a type read
     otherwise (the caller reads the file with pandas then). From the Arrow buffers, because pyarrow's own
     ``to_numpy`` imports pandas (pyarrow 26), which is what this path exists to avoid."""
     import pyarrow as pa
@@ -372,10 +372,7 @@ def read_timeseries(path: Path) -> Optional[Columns]:
             if part is None:
                 return None
             parts.append(part)
-        x = np.concatenate(parts) if parts else np.array([])
-        if x.dtype.kind == "f" and name in INT_COLUMNS and not np.isnan(x).any():
-            x = x.astype("int64")
-        out[name] = x
+        out[name] = np.concatenate(parts) if parts else np.array([])
     return out
 
 
@@ -404,6 +401,16 @@ def _from_arrow(pa: Any, a: Any) -> Optional[np.ndarray]:
     return None
 
 
+def missing(x: np.ndarray) -> np.ndarray:
+    """Where column ``x`` has no value: NaN in a float column, None (or NaN) in an object column; an integer
+    column has a value everywhere."""
+    if x.dtype.kind == "f":
+        return np.isnan(x)
+    if x.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in x.tolist()], dtype=bool)
+    return np.zeros(x.shape, dtype=bool)
+
+
 def split_timeseries(ts: Columns, kind: str, fixed: tuple[str, ...]) -> Optional[Columns]:
     """The flows (``kind`` "flow") or links table from :func:`read_timeseries`'s columns, as
     ``results._split`` makes it: the rows of ``kind``, ``id`` named ``kind``, the fixed columns and the
@@ -420,10 +427,8 @@ def split_timeseries(ts: Columns, kind: str, fixed: tuple[str, ...]) -> Optional
         if name == "kind":
             continue
         x = x[rows]
-        if name not in fixed and name != "id":
-            missing = np.isnan(x) if x.dtype.kind == "f" else np.array([v is None for v in x.tolist()], dtype=bool)
-            if name in TIMESERIES_COLUMNS or missing.all():
-                continue
+        if name not in fixed and name != "id" and (name in TIMESERIES_COLUMNS or missing(x).all()):
+            continue
         if x.dtype.kind == "f" and name in INT_COLUMNS and not np.isnan(x).any():
             x = x.astype("int64")
         out[kind if name == "id" else name] = x

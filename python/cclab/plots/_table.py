@@ -14,6 +14,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..columns import missing
+
 
 class Table:
     """Columns of one length, by name. A numeric column is a NumPy array (float64 with NaN where a value is
@@ -36,8 +38,8 @@ class Table:
 
     @property
     def empty(self) -> bool:
-        """As pandas: no rows (or no columns)."""
-        return self.n == 0 or not self.cols
+        """As pandas: no rows (a table without columns has none)."""
+        return self.n == 0
 
     @property
     def columns(self) -> list[str]:
@@ -55,16 +57,21 @@ class Table:
         """Whether column ``name`` exists and holds a value (not NaN/None) in some row."""
         if name not in self.cols:
             return False
-        return bool(np.any(~_missing(self.cols[name])))
+        return bool(np.any(~missing(self.cols[name])))
 
     def groups(self, key: str) -> Iterator[tuple[Any, Table]]:
         """(value, its rows) for each distinct value of column ``key``, in ascending order of value, the rows
         in their order in the table (pandas' groupby, sort=True); rows whose key is missing are left out."""
-        k = self.cols[key]
-        ok = ~_missing(k)
-        values = np.unique(k[ok])
-        for value in values:
-            yield _scalar(value), self.where(ok & (k == value))
+        # One stable sort, then each run of equal keys: a mask per group would read the whole table once
+        # per flow (200 flows, 40 000 rows).
+        rows = np.flatnonzero(~missing(self.cols[key]))
+        keys = self.cols[key][rows]
+        order = np.argsort(keys, kind="stable")
+        rows, keys = rows[order], keys[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else np.array([], dtype=int)
+        ends = np.r_[starts[1:], keys.size]
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            yield _scalar(keys[s]), self.take(rows[s:e])
 
     def reduce(self, key: str, col: str, fn: Any) -> dict[Any, float]:
         """Per value of ``key`` (ascending): ``fn`` over the non-missing values of ``col`` (NaN when none)."""
@@ -85,14 +92,6 @@ class Table:
         m = np.full((rows.size, cols.size), np.nan)
         m[r, c] = np.asarray(self.cols[values], dtype=float)
         return rows, cols, m
-
-
-def _missing(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
-        return np.isnan(x)
-    if x.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and v != v) for v in x.tolist()], dtype=bool)
-    return np.zeros(x.shape, dtype=bool)
 
 
 def _scalar(x: Any) -> Any:

@@ -267,8 +267,12 @@ def flow_stats(v: RunView, rtts: Optional[Table] = None) -> Table:
     without a sample), n_rtt_samples."""
     sflows = v.summary.get("flows", [])
     r = window_rtts(v) if rtts is None else rtts
-    p95 = r.reduce("flow", "qdelay", lambda x: np.quantile(x, 0.95)) if len(r) else {}
-    count = {k: int(np.count_nonzero(~np.isnan(g["qdelay"]))) for k, g in r.groups("flow")} if len(r) else {}
+    p95, count = {}, {}
+    for k, g in r.groups("flow"):
+        q = np.asarray(g["qdelay"], dtype=float)
+        q = q[~np.isnan(q)]
+        count[k] = q.size
+        p95[k] = float(np.quantile(q, 0.95)) if q.size else math.nan
     ids = [int(f["id"]) for f in sflows]
     return Table({
         "flow": np.array(ids, dtype="int64"),
