@@ -23,6 +23,12 @@
 //!   lost and resent, and the estimator backs off.
 //! * Pacing: if the algorithm sets a rate, consecutive packets leave at least `wire bits / rate` apart.
 //!
+//! Why this file is ~900 lines and not split further: what remains is one state machine's order of
+//! steps (an ACK's checks, then the scoreboard, RTT, recovery, algorithm and timer in that order; the
+//! transmit path's choice between retransmission and new data under pacing), each step reading the
+//! fields the previous one set. The separable rules are in the modules above, and recovery's methods in
+//! `sender_recovery.rs`; cutting the order itself in two would hide it.
+//!
 //! # Hostile ACKs
 //! `handle_ack` trusts no field. Before an ACK touches anything it must name a transmission this
 //! sender made (`txlog`: `ts_echo` with that transmission's `acked_seq`, `acked_flags`,
