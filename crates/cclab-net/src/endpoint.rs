@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cclab_cc::cc::Recovery;
 use cclab_cc::registry::{build_sender, flow_seed, BuiltSender, SenderEnv};
 use cclab_cc::time::{Nanos, NS_PER_MS};
-use cclab_transport::{AckSegment, Config, DataSegment, Receiver, Sender};
+use cclab_transport::{AckSegment, CatchUp, Config, DataSegment, Receiver, Sender};
 
 use crate::batch::{GsoStats, RxBatch, TxBatch, GSO_MAX_SEGMENTS};
 use crate::disturbance::StallLog;
@@ -192,8 +192,9 @@ fn spin_below() -> Nanos {
 /// whole TSO packets. Ours is smaller so that nothing the algorithm sees moves beyond what a late
 /// wake-up already produced: a batch is held to the end of its horizon (never sent early: each packet's
 /// send time is the time it really left), the held packets then go at once, and
-/// [`PACING_CATCH_UP`] (100 µs, twice the horizon, so a wake-up up to 50 µs late still loses nothing)
-/// keeps the schedule counted from their due times, so the mean rate is the algorithm's. No minimum of
+/// [`PACING_CATCH_UP`] (800 µs for batched senders, so a wake-up late by up to 750 µs past the horizon
+/// still loses nothing) keeps the schedule counted from their due times, so the mean rate is the
+/// algorithm's. No minimum of
 /// 2 packets as Linux has: at low rates that would hold a packet a whole gap.
 fn batch_horizon(gap: Nanos) -> Nanos {
     if gap == 0 {
@@ -663,12 +664,28 @@ pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
     }
 }
 
-/// [`Config::pacing_catch_up`] on the real datapath. A paced sender wakes once per packet at best,
-/// and each wake-up costs tens of µs here; with only half a gap of credit (Linux fq's rule, which
-/// Linux TCP can afford because it paces 64 KB TSO bursts, not packets) our BBR reached 213–310 Mbit/s
-/// of a 1 Gbit/s link. With 100 µs, a late sender sends what fell due meanwhile — at most 100 µs of
-/// its rate, 8 packets at 1 Gbit/s, under one at 100 Mbit/s — and the mean rate is the algorithm's.
-pub const PACING_CATCH_UP: cclab_cc::time::Nanos = 100_000;
+/// [`Config::pacing_catch_up`] on the real datapath. A paced sender wakes once per packet (or per
+/// batch, [`batch_horizon`]) at best, and each wake-up costs tens of µs here; with only half a gap of
+/// credit (Linux fq's rule, which Linux TCP can afford because it paces 64 KB TSO bursts, not packets)
+/// our BBR reached 213–310 Mbit/s of a 1 Gbit/s link. With credit, a late sender sends what fell due
+/// meanwhile and the mean rate is the algorithm's.
+///
+/// DECISION: two regimes, split where batching starts ([`PACING_BATCH`], packets ≤ 50 µs apart:
+/// above about 240 Mbit/s with 1 500-byte packets).
+/// * Slower senders: 100 µs, under one packet at 100 Mbit/s, so a wake-up late by 5 ms sends one or
+///   two packets, not 40 (docs/real-datapath.md, issue 28's loaded runs).
+/// * Faster senders: 800 µs, 66 packets at 1 Gbit/s. At 1 Gbit/s our sender shares its CPU with
+///   the receiver and both hosts' stacks, and wakes hundreds of µs late often enough that credit is
+///   what decides the rate: BBR's share of the payload ceiling over 8 runs each (quiet machine,
+///   2026-11-29) was 0.84–0.96 (median 0.95) with 100 µs, 0.95–0.99 (0.96) with 300 µs, 0.97–0.99
+///   (0.98) with 600 µs, 0.99–1.00 (0.99) with 1 ms. 800 µs is the burst Linux's own pacing allows
+///   at that rate: a 64 KB TSO packet (524 µs) plus half of it as drift credit
+///   (`tcp_update_skb_after_send`).
+pub const PACING_CATCH_UP: CatchUp = CatchUp {
+    credit: 100_000,
+    fast_gap: PACING_BATCH,
+    fast_credit: 800_000,
+};
 
 /// A receiver's socket, bound in its host (B; A for a reverse flow) before the run starts.
 pub struct ReceiverSetup {

@@ -9,7 +9,7 @@ use cclab_cc::registry::{build_sender, SenderEnv, SENDER_NAMES};
 use cclab_net::endpoint::{transport_config, WIRE_OVERHEAD};
 use cclab_net::spec::spec::LossDetectionKind;
 use cclab_net::spec::{FlowSpec, ReceiverKind, StartSpec, TransportSpec};
-use cclab_transport::Config;
+use cclab_transport::{CatchUp, Config};
 
 fn flow(cc: &str, transport: TransportSpec) -> FlowSpec {
     FlowSpec {
@@ -88,13 +88,13 @@ fn simulator_and_real_datapath_resolve_alike() {
             );
             // the real datapath's pacing catch-up is its own (its timers fire late; the simulator's
             // never do)
-            assert_eq!(sim.pacing_catch_up, 0);
+            assert_eq!(sim.pacing_catch_up, CatchUp::NONE);
             assert_eq!(snd.pacing_catch_up, cclab_net::endpoint::PACING_CATCH_UP);
             // everything else is the spec's one resolution
             let same_split = |c: &Config| Config {
                 mss: sim.mss,
                 header_bytes: sim.header_bytes,
-                pacing_catch_up: 0,
+                pacing_catch_up: CatchUp::NONE,
                 ..c.clone()
             };
             assert_eq!(same_split(&snd), sim, "sender: {what}");

@@ -3,6 +3,40 @@
 use cclab_cc::cc::Recovery;
 use cclab_cc::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 
+/// A paced sender's credit for lateness ([`Config::pacing_catch_up`]), in two regimes: senders whose
+/// packets are more than `fast_gap` apart may fall `credit` behind, faster ones `fast_credit`. Faster
+/// senders are the ones a late wake-up costs most packets, and on the real datapath the ones whose
+/// packets already leave in batches (`endpoint::batch_horizon`), so the larger credit changes nothing
+/// for the slow ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CatchUp {
+    /// The credit (ns) of a sender whose packets are more than `fast_gap` apart.
+    pub credit: Nanos,
+    /// The pacing gap (ns) at or below which `fast_credit` applies.
+    pub fast_gap: Nanos,
+    /// The credit (ns) of a sender whose packets are at most `fast_gap` apart.
+    pub fast_credit: Nanos,
+}
+
+impl CatchUp {
+    /// No credit beyond half a gap (the simulator: its wake-ups are exact).
+    pub const NONE: CatchUp = CatchUp {
+        credit: 0,
+        fast_gap: 0,
+        fast_credit: 0,
+    };
+
+    /// How far behind schedule a sender whose packets are `gap` apart may be: at least half a gap.
+    pub fn for_gap(&self, gap: Nanos) -> Nanos {
+        let c = if gap <= self.fast_gap {
+            self.fast_credit
+        } else {
+            self.credit
+        };
+        (gap / 2).max(c)
+    }
+}
+
 /// The receiver's ACK policy (the scenario's `[transport] receiver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReceiverProfile {
@@ -75,12 +109,12 @@ pub struct Config {
     /// fast recovery all of whose retransmissions come back D-SACKed, or whose hole is filled by the
     /// original transmission (timestamps); an RTO likewise, or by F-RTO (RFC 5682). Implies `rto_undo`.
     pub undo: bool,
-    /// How far behind its pacing schedule a sender may be and still catch up (ns): a packet held by
+    /// How far behind its pacing schedule a sender may be and still catch up: a packet held by
     /// pacing and sent late continues the schedule from when it was due, back to this far before now,
-    /// and the packets due meanwhile go at once. 0: half a gap (Linux fq's drift rule). The simulator
-    /// wakes exactly on time and is unaffected; the real datapath sets it (`endpoint::PACING_CATCH_UP`)
-    /// because a sender that wakes once per packet cannot pace faster than its wake-ups.
-    pub pacing_catch_up: Nanos,
+    /// and the packets due meanwhile go at once. Zero: half a gap (Linux fq's drift rule). The
+    /// simulator wakes exactly on time and is unaffected; the real datapath sets it
+    /// (`endpoint::PACING_CATCH_UP`) because a sender thread cannot pace faster than its wake-ups.
+    pub pacing_catch_up: CatchUp,
     /// The flow's data key ([`crate::auth`]): the sender tags every data segment with it and the
     /// receiver refuses (and counts) data whose tag does not verify. None: data is not tagged and
     /// in-window data is taken as it comes (the simulator, which nothing but its own network reaches).
@@ -110,7 +144,7 @@ impl Default for Config {
             tlp: false,
             loss_detection: LossDetection::DupAck,
             undo: false,
-            pacing_catch_up: 0,
+            pacing_catch_up: CatchUp::NONE,
             data_key: None,
         }
     }

@@ -28,7 +28,7 @@ pub mod segment;
 
 pub use auth::DataKey;
 pub use config::LossDetection;
-pub use config::{Config, ReceiverProfile};
+pub use config::{CatchUp, Config, ReceiverProfile};
 pub use segment::{AckSegment, DataSegment, SackBlock, MAX_SACK_BLOCKS};
 mod prr;
 mod rack;

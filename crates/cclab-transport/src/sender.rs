@@ -484,7 +484,7 @@ impl Sender {
                 // not lower the rate. In the simulator the wake-up is exact (now == next_send) and this
                 // is now + gap.
                 let from = if pacing_held {
-                    let credit = (gap / 2).max(self.cfg.pacing_catch_up);
+                    let credit = self.cfg.pacing_catch_up.for_gap(gap);
                     self.next_send.max(now.saturating_sub(credit)).min(now)
                 } else {
                     now
