@@ -1,9 +1,14 @@
 import copy
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# The tests' `cclab` commands run in their own processes, not in a warm server a developer may have started
+# (`cclab daemon start`): tests/test_daemon.py starts its own, in a folder of its own.
+os.environ["CCLAB_DAEMON"] = "0"
 
 # Tests that time real things: real runs through the emulator and kernel TCP, whose comparisons measure the
 # machine's disturbance and retry or skip under it (tests/test_net.py, `quiet`), and tests that kill

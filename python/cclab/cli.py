@@ -873,6 +873,51 @@ def search_cmd(search_file: Path, out: Optional[Path], sets: tuple[str, ...], wo
         sys.exit(130)
 
 
+@cli.group("daemon")
+def daemon_grp() -> None:
+    """A warm server that runs later cclab commands without Python's start-up (docs/performance.md)."""
+
+
+@daemon_grp.command("start")
+@click.option("--idle", type=click.FloatRange(min=1), default=3600, show_default=True,
+              help="seconds without a command after which it stops")
+@_contract
+def daemon_start(idle: float) -> None:
+    """Start the server for this installation in the background (if none runs) and wait until it is warm."""
+    from . import daemon
+
+    try:
+        pid, sock = daemon.start(idle)
+    except RuntimeError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    click.echo(f"cclab server {pid} ready at {sock}; later cclab commands run in it (CCLAB_DAEMON=0: not) "
+               f"until `cclab daemon stop` or {idle:g} s without a command")
+
+
+@daemon_grp.command("stop")
+@click.option("--all", "all_", is_flag=True, help="also servers of other installations or versions")
+def daemon_stop(all_: bool) -> None:
+    """Stop the server (commands it is running finish)."""
+    from . import daemon
+
+    pids = daemon.stop(all_)
+    click.echo(f"stopped {', '.join(map(str, pids))}" if pids else "no server to stop")
+
+
+@daemon_grp.command("status")
+def daemon_status() -> None:
+    """List this user's servers; exit 0 if one serves this installation, 1 if not."""
+    from . import daemon
+
+    found = daemon.servers()
+    for pid, sock, mine in found:
+        click.echo(f"{pid} {sock}{' (this installation)' if mine else ' (another installation or version)'}")
+    if not any(mine for *_, mine in found):
+        click.echo("no server for this installation (`cclab daemon start`)")
+        sys.exit(1)
+
+
 def main() -> None:
     cli(prog_name="cclab")
 
