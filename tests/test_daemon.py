@@ -79,6 +79,21 @@ def test_a_run_through_the_server_writes_what_a_fresh_process_writes(server, tmp
     assert pq.read_table(tmp_path / "a" / "timeseries.parquet").equals(pq.read_table(tmp_path / "b" / "timeseries.parquet"))
 
 
+def test_the_figures_through_the_server_are_the_same_files(server, tmp_path):
+    # The server has matplotlib imported; its runner's figures' worker is a fork of the runner
+    # (plotproc._Forked) instead of a new interpreter. Same figures, byte for byte.
+    env, log = server
+    (tmp_path / "one.toml").write_text(ONE)
+    a = cclab(["run", "one.toml", "-o", "a", "-q"], env, cwd=tmp_path)
+    b = cclab(["run", "one.toml", "-o", "b", "-q"], dict(env, CCLAB_DAEMON="0"), cwd=tmp_path)
+    assert a.returncode == b.returncode == 0, a.stderr + b.stderr
+    assert served(log)[-1].endswith("run one.toml -o a -q -> exit 0")
+    pngs = sorted(p.name for p in (tmp_path / "a").glob("*.png"))
+    assert pngs == ["cdf.png", "cwnd.png", "queue.png", "rate.png", "throughput_delay.png"]
+    for name in pngs:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
 def test_bad_input_gets_the_same_error_and_exit_code(server, tmp_path):
     env, _ = server
     (tmp_path / "bad.toml").write_text(ONE.replace('count = 2', 'count = "2"'))
@@ -137,7 +152,8 @@ def test_a_changed_installation_is_never_served(tmp_path, monkeypatch):
     assert len({first, daemon_client.fingerprint()}) == 2
 
 
-def test_a_folder_others_can_enter_is_not_trusted(tmp_path, monkeypatch):
+def test_a_folder_others_can_enter_is_not_trusted(monkeypatch):
+    tmp_path = Path(tempfile.mkdtemp(prefix="cc"))  # short, or runtime_dir would fall back to /tmp/cclab-<uid>
     d = tmp_path / "cclab"
     d.mkdir(mode=0o755)
     os.chmod(d, 0o755)
@@ -149,6 +165,7 @@ def test_a_folder_others_can_enter_is_not_trusted(tmp_path, monkeypatch):
     assert daemon_client._safe_dir(str(d))
     # No server listening: the command runs in its own process.
     assert daemon_client.run(["cclab", "run", "x.toml"]) is None
+    shutil.rmtree(tmp_path)
 
 
 def test_an_idle_server_stops_and_removes_its_socket():

@@ -56,6 +56,7 @@ def _warm() -> None:
     import tomllib
 
     from . import cli, columns, launch, plotproc, results, runner  # noqa: F401
+    from .plots import write_plots
     from .scenario import Scenario
 
     d = tomllib.loads((Path(__file__).parent / "scenarios" / "default.toml").read_text())
@@ -63,7 +64,10 @@ def _warm() -> None:
     sc = Scenario.from_dict(d)
     tmp = tempfile.mkdtemp(prefix="cclab-daemon-warm-")
     try:
-        runner.run(sc, Path(tmp) / "out", progress=False, plots=False)
+        res = runner.run(sc, Path(tmp) / "out", progress=False, plots=False)
+        # The figures too (matplotlib, its fonts), here and not in a process of their own: a runner's
+        # figures' worker is then a fork of the runner with nothing to import (plotproc._Forked).
+        write_plots(res.flows, res.links, res.summary, Path(tmp) / "out", res.spec)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -79,6 +83,8 @@ def serve(idle_s: float = DEFAULT_IDLE_S) -> None:
     # purging thread; jemalloc's own fork handlers take its locks around a fork, so that one is safe.)
     if threading.active_count() != 1:
         raise RuntimeError(f"{threading.active_count()} threads after warming up: forking would not be safe")
+    native = sorted((Path(t) / "comm").read_text().strip() for t in Path("/proc/self/task").iterdir())
+    print(f"warm: threads {native}", file=sys.stderr, flush=True)
     d = daemon_client.runtime_dir()
     os.makedirs(d, mode=0o700, exist_ok=True)
     if not daemon_client._safe_dir(d):
@@ -246,6 +252,9 @@ def _run(req: dict[str, Any], fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(req["env"])
         sys.argv = list(req["argv"])
+        # As for a script: its own folder first on the module path (the server's is "/", its start folder).
+        if sys.argv and os.path.isfile(sys.argv[0]):
+            sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
         enc = req.get("encoding") or "utf-8"
         for fd, name, errors in ((0, "stdin", "strict"), (1, "stdout", "strict"), (2, "stderr", "backslashreplace")):
             stream = _stream(fd, "r" if fd == 0 else "w", enc, errors)

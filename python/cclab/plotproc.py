@@ -21,13 +21,14 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import IO, TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     from .results import Result
@@ -54,6 +55,14 @@ class Worker:
             # No core to spare: the figures are drawn here (finish), matplotlib imported meanwhile by a
             # thread while the GIL-free simulation runs, as before the process existed.
             threading.Thread(target=importlib.import_module, args=("cclab.plots",), daemon=True).start()
+            return
+        if "cclab.plots" in sys.modules and hasattr(os, "fork"):
+            # The figures' modules are imported already (a runner of the warm server, python/cclab/daemon.py):
+            # a fork of this process is a worker with nothing left to import.
+            try:
+                self._proc = _Forked(self._err)  # type: ignore[assignment]
+            except OSError:
+                self._proc = None
             return
         root = str(Path(__file__).resolve().parents[1])  # the folder holding this cclab package
         try:
@@ -100,6 +109,47 @@ class Worker:
             self._proc.kill()
             self._proc.wait()
             self._proc = None
+
+
+class _Forked:
+    """The worker as a fork of this process, for a process that has the figures' modules imported: what
+    :class:`Worker` uses of a ``subprocess.Popen`` (``stdin``, ``wait``, ``kill``). Forked before the
+    run starts, while this process has no thread but its own."""
+
+    def __init__(self, err: IO[bytes]):
+        parent = os.getpid()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            code = 1
+            try:
+                from .executor import die_with
+
+                die_with(parent)
+                os.dup2(err.fileno(), 2)
+                with os.fdopen(r, "rb") as f:
+                    data = f.read()
+                main(data)  # ends the process itself once something was drawn
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(r)
+        self.pid = pid
+        self.stdin: Optional[IO[bytes]] = os.fdopen(w, "wb")
+
+    def wait(self) -> int:
+        if self.stdin is not None and not self.stdin.closed:
+            self.stdin.close()  # a worker never handed a job reads an empty one and ends
+        return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def use_process() -> bool:

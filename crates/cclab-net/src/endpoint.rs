@@ -677,10 +677,10 @@ pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
 /// * Faster senders: 800 µs, 66 packets at 1 Gbit/s. At 1 Gbit/s our sender shares its CPU with
 ///   the receiver and both hosts' stacks, and wakes hundreds of µs late often enough that credit is
 ///   what decides the rate: BBR's share of the payload ceiling over 8 runs each (quiet machine,
-///   2026-11-29) was 0.84–0.96 (median 0.95) with 100 µs, 0.95–0.99 (0.96) with 300 µs, 0.97–0.99
-///   (0.98) with 600 µs, 0.99–1.00 (0.99) with 1 ms. 800 µs is the burst Linux's own pacing allows
-///   at that rate: a 64 KB TSO packet (524 µs) plus half of it as drift credit
-///   (`tcp_update_skb_after_send`).
+///   2026-11-29) was 0.84–0.99 with 100 µs (two sets, medians 0.97 and 0.94), 0.95–0.99 (median
+///   0.96) with 300 µs, 0.97–0.99 (0.98) with 600 µs, 0.99–1.00 (0.99) with 1 ms, 0.98–1.00 (0.99)
+///   with 800 µs. 800 µs is the burst Linux's own pacing allows at that rate: a 64 KB TSO packet
+///   (524 µs) plus half of it as drift credit (`tcp_update_skb_after_send`).
 pub const PACING_CATCH_UP: CatchUp = CatchUp {
     credit: 100_000,
     fast_gap: PACING_BATCH,
