@@ -17,7 +17,7 @@ Design, and why:
   The server starts no thread of its own, so forking it is safe; ``OPENBLAS_NUM_THREADS=1`` keeps NumPy's
   BLAS from starting a pool at import.
 - Two forks per command: a waiter (reports the runner's pid, then how it ended, even if it was killed by a
-  signal) and the runner. The listening loop never waits for a command.
+  signal: one text line each) and the runner. The listening loop never waits for a command.
 - The socket lives in a folder only the user can enter, and the server checks the connecting process's
   uid (``SO_PEERCRED``): it runs commands with the user's rights, so only the user may ask.
 - Off by default: nothing runs in the background unless ``cclab daemon start`` was said; it stops after
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import atexit
 import io
-import json
+import marshal
 import os
 import select
 import signal
@@ -179,7 +179,7 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
         for level, kind, payload in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds += list(struct.unpack(f"{len(payload) // 4}i", payload[: len(payload) // 4 * 4]))
-    (n,) = struct.unpack("!I", head)
+    n = int.from_bytes(head, "big")
     body = b""
     while len(body) < n:
         chunk = conn.recv(n - len(body))
@@ -188,7 +188,10 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
         body += chunk
     if len(fds) != 3:
         raise ValueError(f"expected the client's 3 standard file descriptors, got {len(fds)}")
-    return json.loads(body), fds
+    req = marshal.loads(body)  # from this user's own process (SO_PEERCRED), as daemon_client.request wrote it
+    if not isinstance(req, dict):
+        raise ValueError("not a command")
+    return req, fds
 
 
 def _wait_one(conn: socket.socket) -> None:
@@ -208,7 +211,7 @@ def _wait_one(conn: socket.socket) -> None:
     for fd in fds:
         os.close(fd)
     try:
-        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        conn.sendall(f"pid {pid}\n".encode())
     except OSError:
         pass
     what = f"runner {pid} in {req.get('cwd')}: {' '.join(map(str, req.get('argv', [])[1:]))}"
@@ -223,7 +226,7 @@ def _wait_one(conn: socket.socket) -> None:
     # One line per command in the server's log (its standard error): what ran, for whom, how it ended.
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {what} -> {end[0]} {end[1]}", file=sys.stderr, flush=True)
     try:
-        conn.sendall(json.dumps(end).encode() + b"\n")
+        conn.sendall(f"{end[0]} {end[1]}\n".encode())
     except OSError:
         pass
 
@@ -326,7 +329,7 @@ def start(idle_s: float = DEFAULT_IDLE_S, timeout_s: float = 60.0) -> tuple[int,
     d = daemon_client.runtime_dir()
     os.makedirs(d, mode=0o700, exist_ok=True)
     log = open(os.path.join(d, "daemon.log"), "ab")
-    env = {k: v for k, v in os.environ.items() if k not in ("CCLAB_DAEMON", "_CCLAB_IN_DAEMON")}
+    env = {k: v for k, v in os.environ.items() if k != "CCLAB_DAEMON"}
     p = subprocess.Popen([sys.executable, "-m", "cclab.daemon", "--idle", str(idle_s)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True, cwd="/")
     assert p.stdout is not None
