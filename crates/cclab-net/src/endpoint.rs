@@ -160,22 +160,29 @@ fn would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
 }
 
-/// Waits shorter than this are spent yielding the CPU in a loop (`sched_yield`) rather than armed on a
-/// timer. A timer wake-up costs a `timerfd_settime` (a VM exit on this kind of machine), a sleep and a
-/// wake-up, and at 1 Gbit/s a paced packet is due every 12 µs: with timers our BBR carried 701-712
-/// Mbit/s of 1 Gbit/s, its CPU full; spinning, 795-916 in 7 of 8 runs (docs/real-datapath.md).
-/// Yielding lets the other threads and the network stack on that CPU run meanwhile. Only waits this
-/// short spin, so mostly senders pacing faster than about 240 Mbit/s (a 1500-byte packet every 50 µs)
-/// do. `CCLAB_NET_SPIN=0` turns it off.
+/// With `CCLAB_NET_SPIN=1`, waits shorter than this are spent yielding the CPU in a loop
+/// (`sched_yield`) rather than armed on a timer. A timer wake-up costs a `timerfd_settime` (a VM exit
+/// on this kind of machine), a sleep and a wake-up, and at 1 Gbit/s a paced packet is due every 12 µs:
+/// with timers and 100 µs of catch-up credit our BBR carried 701-712 Mbit/s of 1 Gbit/s; spinning,
+/// 795-916 in 7 of 8 runs (docs/real-datapath.md).
+///
+/// DECISION: off by default since fast senders get 800 µs of credit ([`PACING_CATCH_UP`]): a timer
+/// that fires tens of µs late then costs no link time, and the spin's `sched_yield` calls (10 % of the
+/// endpoints' CPU in a profile of MaxNet at 1 Gbit/s) were taken from the receiver and the stacks that
+/// share the CPU. Quiet machine, 2026-11-29, share of the payload ceiling: our BBR at 1 Gbit/s
+/// 0.998-1.000 in 8 of 8 runs without it, 0.979-0.999 with it; MaxNet's M1 (one flow, 940 Mbit/s,
+/// an ACK per packet) used 0.938 ± 0.006 of the link without it (the simulator: 0.940), 0.857 ± 0.071
+/// with it (3 seeds each); CPU per Gbit carried 1.80 against 1.97 s at 1 Gbit/s, 3.17 against 3.67 at
+/// 500 Mbit/s (4 runs each).
 const SPIN_BELOW: Nanos = 50_000;
 
 fn spin_below() -> Nanos {
     static SPIN: std::sync::OnceLock<Nanos> = std::sync::OnceLock::new();
     *SPIN.get_or_init(|| {
-        if sys::turned_off("CCLAB_NET_SPIN") {
-            0
-        } else {
+        if std::env::var_os("CCLAB_NET_SPIN").is_some_and(|v| v == "1") {
             SPIN_BELOW
+        } else {
+            0
         }
     })
 }

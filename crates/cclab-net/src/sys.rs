@@ -121,7 +121,8 @@ pub fn data_key(flow_id: u32) -> cclab_transport::DataKey {
     [half(0), half(1)]
 }
 
-/// The real datapath's machine tunings, each turned off by setting its variable to 0.
+/// The real datapath's machine tunings, each turned off by setting its variable to 0 (`CCLAB_NET_SPIN`,
+/// off by default, is turned on by 1: `endpoint::SPIN_BELOW`).
 pub const TUNINGS: [&str; 6] = [
     "CCLAB_NET_PRIORITY",
     "CCLAB_NET_PIN",
