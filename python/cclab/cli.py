@@ -1,6 +1,6 @@
 """The command line: ``cclab run``, ``cclab validate``, ``cclab schema``, ``cclab algorithms``, ``cclab reproduce``,
 ``cclab sweep``, ``cclab search``, ``cclab plot`` (a sweep's figures), ``cclab compare`` (runs side by side),
-``cclab net run|check``, ``cclab cluster local``.
+``cclab net run|check``, ``cclab cluster local``, ``cclab daemon start|stop|status`` (a warm server).
 
 Bad input prints one message per problem naming the field, and exits with code 2 (no traceback)."""
 from __future__ import annotations
@@ -884,10 +884,10 @@ def daemon_grp() -> None:
 @_contract
 def daemon_start(idle: float) -> None:
     """Start the server for this installation in the background (if none runs) and wait until it is warm."""
-    from . import daemon
+    from . import daemon_client
 
     try:
-        pid, sock = daemon.start(idle)
+        pid, sock = daemon_client.start(idle)
     except RuntimeError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
@@ -899,18 +899,18 @@ def daemon_start(idle: float) -> None:
 @click.option("--all", "all_", is_flag=True, help="also servers of other installations or versions")
 def daemon_stop(all_: bool) -> None:
     """Stop the server (commands it is running finish)."""
-    from . import daemon
+    from . import daemon_client
 
-    pids = daemon.stop(all_)
+    pids = daemon_client.stop(all_)
     click.echo(f"stopped {', '.join(map(str, pids))}" if pids else "no server to stop")
 
 
 @daemon_grp.command("status")
 def daemon_status() -> None:
     """List this user's servers; exit 0 if one serves this installation, 1 if not."""
-    from . import daemon
+    from . import daemon_client
 
-    found = daemon.servers()
+    found = daemon_client.servers()
     for pid, sock, mine in found:
         click.echo(f"{pid} {sock}{' (this installation)' if mine else ' (another installation or version)'}")
     if not any(mine for *_, mine in found):

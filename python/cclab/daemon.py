@@ -41,12 +41,6 @@ from typing import Any, Optional
 
 from . import daemon_client
 
-DEFAULT_IDLE_S = 3600.0
-
-
-def _pid_path(sock: str) -> str:
-    return sock[: -len(".sock")] + ".pid"
-
 
 def _warm() -> None:
     """Import what commands use and build the scenario validator, by validating and running two seconds
@@ -72,7 +66,7 @@ def _warm() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def serve(idle_s: float = DEFAULT_IDLE_S) -> None:
+def serve(idle_s: float = daemon_client.DEFAULT_IDLE_S) -> None:
     """Listen until ``idle_s`` pass without a command, or SIGTERM. Prints ``ready <socket>`` once warm."""
     fp = daemon_client.fingerprint()  # before anything is imported: what this server is running
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "1")
@@ -97,7 +91,7 @@ def serve(idle_s: float = DEFAULT_IDLE_S) -> None:
     listener.listen(64)
     os.replace(tmp, path)  # a server already there for the same code is replaced, not doubled
     inode = os.stat(path).st_ino
-    Path(_pid_path(path)).write_text(f"{os.getpid()}\n")
+    Path(daemon_client.pid_path(path)).write_text(f"{os.getpid()}\n")
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
@@ -140,7 +134,7 @@ def serve(idle_s: float = DEFAULT_IDLE_S) -> None:
             children.add(pid)
     finally:
         # Only remove what is still ours: a newer server for the same code may have replaced them.
-        for p in (path, _pid_path(path)):
+        for p in (path, daemon_client.pid_path(path)):
             try:
                 if p == path and os.stat(p).st_ino != inode:
                     continue
@@ -302,64 +296,11 @@ def _exit_code(command: Any) -> int:
         return 130
 
 
-def servers() -> list[tuple[int, str, bool]]:
-    """Every server of this user: (pid, socket, whether it serves this installation), live ones only."""
-    d = daemon_client.runtime_dir()
-    mine = daemon_client.socket_path()
-    out = []
-    for p in sorted(Path(d).glob("daemon-*.pid")) if daemon_client._safe_dir(d) else []:
-        try:
-            pid = int(p.read_text().strip())
-            os.kill(pid, 0)
-        except (OSError, ValueError):
-            continue
-        sock = str(p.with_suffix(".sock"))
-        out.append((pid, sock, sock == mine))
-    return out
-
-
-def start(idle_s: float = DEFAULT_IDLE_S, timeout_s: float = 60.0) -> tuple[int, str]:
-    """Start a server for this installation in the background (unless one runs) and wait until it is
-    warm. Returns (pid, socket)."""
-    import subprocess
-
-    for pid, sock, mine in servers():
-        if mine:
-            return pid, sock
-    d = daemon_client.runtime_dir()
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    log = open(os.path.join(d, "daemon.log"), "ab")
-    env = {k: v for k, v in os.environ.items() if k != "CCLAB_DAEMON"}
-    p = subprocess.Popen([sys.executable, "-m", "cclab.daemon", "--idle", str(idle_s)], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True, cwd="/")
-    assert p.stdout is not None
-    ready, _, _ = select.select([p.stdout], [], [], timeout_s)
-    line = p.stdout.readline().decode() if ready else ""
-    p.stdout.close()
-    if not line.startswith("ready "):
-        p.kill()
-        raise RuntimeError(f"the server did not start (see {log.name})")
-    return p.pid, line.split(" ", 1)[1].strip()
-
-
-def stop(all_: bool = False) -> list[int]:
-    """SIGTERM this installation's server (every server of the user with ``all_``); the pids signalled."""
-    done = []
-    for pid, _sock, mine in servers():
-        if mine or all_:
-            try:
-                os.kill(pid, signal.SIGTERM)
-                done.append(pid)
-            except OSError:
-                pass
-    return done
-
-
 def _main(argv: Optional[list[str]] = None) -> None:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m cclab.daemon", description="the cclab server (cclab daemon start)")
-    ap.add_argument("--idle", type=float, default=DEFAULT_IDLE_S, help="seconds without a command before it stops")
+    ap.add_argument("--idle", type=float, default=daemon_client.DEFAULT_IDLE_S, help="seconds without a command before it stops")
     a = ap.parse_args(argv)
     # Its standard output is read by `start` for the ready line only; afterwards nothing is printed there.
     serve(a.idle)

@@ -30,6 +30,7 @@ _SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 # Commands never sent: the server's own.
 _LOCAL = {"daemon"}
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_IDLE_S = 3600.0
 
 
 def fingerprint() -> str:
@@ -65,6 +66,10 @@ def runtime_dir() -> str:
 
 def socket_path(fp: Optional[str] = None) -> str:
     return os.path.join(runtime_dir(), f"daemon-{fp or fingerprint()}.sock")
+
+
+def pid_path(sock: str) -> str:
+    return sock[: -len(".sock")] + ".pid"
 
 
 def _safe_dir(d: str) -> bool:
@@ -173,3 +178,69 @@ def _talk(s: _socket.socket, argv: list[str]) -> Optional[int]:
         os.kill(os.getpid(), value)
         return 128 + value
     return value
+
+
+# Managing servers (`cclab daemon start|stop|status`): here rather than in the server's module, so that the
+# command line does not import the module that imports the command line to warm up.
+
+def servers() -> list[tuple[int, str, bool]]:
+    """Every server of this user: (pid, socket, whether it serves this installation), live ones only."""
+    d = runtime_dir()
+    mine = socket_path()
+    out = []
+    names = sorted(os.listdir(d)) if _safe_dir(d) else []
+    for name in names:
+        if not (name.startswith("daemon-") and name.endswith(".pid")):
+            continue
+        try:
+            with open(os.path.join(d, name)) as f:
+                pid = int(f.read().strip())
+            os.kill(pid, 0)
+        except (OSError, ValueError):
+            continue
+        sock = os.path.join(d, name[: -len(".pid")] + ".sock")
+        out.append((pid, sock, sock == mine))
+    return out
+
+
+def start(idle_s: float = DEFAULT_IDLE_S, timeout_s: float = 60.0) -> tuple[int, str]:
+    """Start a server for this installation in the background (unless one runs) and wait until it is
+    warm. Returns (pid, socket)."""
+    import select
+    import subprocess
+
+    for pid, sock, mine in servers():
+        if mine:
+            return pid, sock
+    d = runtime_dir()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    log = os.path.join(d, "daemon.log")
+    env = {k: v for k, v in os.environ.items() if k != "CCLAB_DAEMON"}
+    # The server imports this very cclab (the folder holding this package first on its path), whatever the
+    # folder it starts in ("/": it keeps no folder busy).
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(PACKAGE)] + [p for p in [env.get("PYTHONPATH")] if p])
+    with open(log, "ab") as err:
+        p = subprocess.Popen([sys.executable, "-m", "cclab.daemon", "--idle", str(idle_s)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
+                             start_new_session=True, cwd="/")
+    assert p.stdout is not None
+    ready, _, _ = select.select([p.stdout], [], [], timeout_s)
+    line = p.stdout.readline().decode() if ready else ""
+    p.stdout.close()
+    if not line.startswith("ready "):
+        p.kill()
+        raise RuntimeError(f"the server did not start (see {log})")
+    return p.pid, line.split(" ", 1)[1].strip()
+
+
+def stop(all_: bool = False) -> list[int]:
+    """SIGTERM this installation's server (every server of the user with ``all_``); the pids signalled."""
+    done = []
+    for pid, _sock, mine in servers():
+        if mine or all_:
+            try:
+                os.kill(pid, _signal.SIGTERM)
+                done.append(pid)
+            except OSError:
+                pass
+    return done
