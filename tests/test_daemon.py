@@ -172,7 +172,8 @@ def test_an_idle_server_stops_and_removes_its_socket():
     rt = Path(tempfile.mkdtemp(prefix="cc"))
     env = dict(os.environ, XDG_RUNTIME_DIR=str(rt))
     env.pop("CCLAB_DAEMON", None)
-    r = cclab(["daemon", "start", "--idle", "1"], env)
+    # 5 s: long enough that the status below finds it on a loaded machine (a command starts in ≤ 1 s).
+    r = cclab(["daemon", "start", "--idle", "5"], env)
     assert r.returncode == 0, r.stderr
     assert cclab(["daemon", "status"], env).returncode == 0
     deadline = time.monotonic() + 30
@@ -182,3 +183,24 @@ def test_an_idle_server_stops_and_removes_its_socket():
     s = cclab(["daemon", "status"], env)
     assert s.returncode == 1 and "no server for this installation" in s.stdout
     shutil.rmtree(rt, ignore_errors=True)
+
+
+def test_the_command_gets_its_own_limits_and_niceness(server, tmp_path):
+    # A command under `ulimit` (and `nice`: not observable from outside) runs under them in the runner, as in a process of its own: a
+    # run whose file-size limit (10 kB) is below its time series' size (19 kB) fails to write it, both
+    # ways alike.
+    env, log = server
+    (tmp_path / "one.toml").write_text(ONE)
+
+    def limited():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        os.nice(5)
+
+    a = cclab(["run", "one.toml", "-o", "a", "--no-plots", "-q"], env, cwd=tmp_path, preexec_fn=limited)
+    b = cclab(["run", "one.toml", "-o", "b", "--no-plots", "-q"], dict(env, CCLAB_DAEMON="0"), cwd=tmp_path,
+              preexec_fn=limited)
+    assert served(log)[-1].endswith("run one.toml -o a --no-plots -q -> exit 1"), served(log)[-1]
+    assert (a.returncode, a.stderr.replace("/a/", "/b/")) == (b.returncode, b.stderr) and a.returncode == 1, a.stderr
+    assert "File too large" in a.stderr

@@ -6,8 +6,9 @@ does that once, then for each command forks a copy of itself that runs it exactl
 would: the command's own arguments, working folder, environment, umask and terminal (its three file
 descriptors, passed over the socket), so a scenario is validated by the same code, progress bars and
 colours see the same terminal, the same error lines and exit codes come out, and a Ctrl-C reaches the
-command. Nothing is cached between commands: each copy starts from the state the server had before any
-command ran, and a copy's changes die with it.
+command; its resource limits (``ulimit``), niceness and time zone are the client's too. Nothing is
+cached between commands: each copy starts from the state the server had before any command ran, and a
+copy's changes die with it.
 
 Design, and why:
 - One server per installation (:func:`cclab.daemon_client.fingerprint`): a changed source file, native
@@ -29,6 +30,7 @@ import atexit
 import io
 import marshal
 import os
+import resource
 import select
 import signal
 import socket
@@ -248,6 +250,21 @@ def _run(req: dict[str, Any], fds: list[int]) -> None:
         os.umask(int(req["umask"]))
         os.environ.clear()
         os.environ.update(req["env"])
+        time.tzset()  # the client's TZ for local times
+        for which, (soft, hard) in req.get("limits", {}).items():
+            try:
+                resource.setrlimit(which, (soft, hard))
+            except (OSError, ValueError):
+                # A hard limit above the server's cannot be raised (not as a normal user): the soft one
+                # still can be lowered to the client's.
+                try:
+                    resource.setrlimit(which, (soft, resource.getrlimit(which)[1]))
+                except (OSError, ValueError):
+                    pass
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, int(req.get("nice", 0)))
+        except OSError:
+            pass  # a higher priority than the server's needs root
         sys.argv = list(req["argv"])
         # As for a script: its own folder first on the module path (the server's is "/", its start folder).
         if sys.argv and os.path.isfile(sys.argv[0]):

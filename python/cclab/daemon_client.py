@@ -41,6 +41,9 @@ def fingerprint() -> str:
     h = blake2b(digest_size=10)
     h.update(sys.executable.encode())
     h.update(sys.version.encode())
+    # Where modules are looked for beyond the installation (absolute: a relative entry means another
+    # folder from another working folder).
+    h.update(python_path().encode())
     for root, dirs, files in os.walk(PACKAGE):
         dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "scenarios", "traces"))
         for name in sorted(files):
@@ -53,6 +56,11 @@ def fingerprint() -> str:
         if d and os.path.isdir(d):
             h.update(f"{d}\0{os.stat(d).st_mtime_ns}\n".encode())
     return h.hexdigest()
+
+
+def python_path() -> str:
+    """``PYTHONPATH`` with each entry made absolute."""
+    return os.pathsep.join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
 
 
 def runtime_dir() -> str:
@@ -115,10 +123,22 @@ def run(argv: list[str]) -> Optional[int]:
 
 def request(argv: list[str]) -> bytes:
     """The command as the server reads it (``marshal``: built in, and the peer is this user's own server)."""
+    import resource  # built in, 0.4 ms
+
     umask = os.umask(0)
     os.umask(umask)
+    # The process's limits (memory, open files, core size, CPU time) and niceness travel too: a command
+    # under `ulimit -v` or `nice` gets them in the runner as it would have in a process of its own.
+    limits = {}
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                limits[getattr(resource, name)] = resource.getrlimit(getattr(resource, name))
+            except (OSError, ValueError):
+                pass
     return marshal.dumps({"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
-                          "encoding": getattr(sys.stdout, "encoding", None)})
+                          "encoding": getattr(sys.stdout, "encoding", None), "limits": limits,
+                          "nice": os.getpriority(os.PRIO_PROCESS, 0)})
 
 
 class _Lines:
@@ -216,9 +236,10 @@ def start(idle_s: float = DEFAULT_IDLE_S, timeout_s: float = 60.0) -> tuple[int,
     os.makedirs(d, mode=0o700, exist_ok=True)
     log = os.path.join(d, "daemon.log")
     env = {k: v for k, v in os.environ.items() if k != "CCLAB_DAEMON"}
-    # The server imports this very cclab (the folder holding this package first on its path), whatever the
-    # folder it starts in ("/": it keeps no folder busy).
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(PACKAGE)] + [p for p in [env.get("PYTHONPATH")] if p])
+    # It starts in "/" (it keeps no folder busy), so a relative PYTHONPATH entry is made absolute: the
+    # modules it finds are the ones this command would (the fingerprint has them absolute too).
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = python_path()
     with open(log, "ab") as err:
         p = subprocess.Popen([sys.executable, "-m", "cclab.daemon", "--idle", str(idle_s)],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
