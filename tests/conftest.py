@@ -22,6 +22,7 @@ REALTIME_FILES = {
 REALTIME_TESTS = {
     "test_compare.py::test_repeat_real_runs",
     "test_search_outputs.py::test_confirm_kernel_runs_the_top_candidates_on_linux_tcp",
+    "test_daemon.py::test_a_real_run_goes_through_the_server_too",
 }
 
 

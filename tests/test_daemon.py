@@ -204,3 +204,23 @@ def test_the_command_gets_its_own_limits_and_niceness(server, tmp_path):
     assert served(log)[-1].endswith("run one.toml -o a --no-plots -q -> exit 1"), served(log)[-1]
     assert (a.returncode, a.stderr.replace("/a/", "/b/")) == (b.returncode, b.stderr) and a.returncode == 1, a.stderr
     assert "File too large" in a.stderr
+
+
+def test_a_real_run_goes_through_the_server_too(server, tmp_path):
+    # `cclab net run` (namespaces, the emulator, kernel TCP beside ours) from a forked runner: the same
+    # command as from a shell. Checks that it runs and reports, not its timing (realtime pass, alone).
+    from cclab import net
+
+    ok, why = net.check()
+    if not ok:
+        pytest.skip(f"real datapath unavailable: {why}")
+    env, log = server
+    (tmp_path / "tiny.toml").write_text(ONE.replace('duration = "1s"', 'duration = "2s"')
+                                        .replace('rate = "100Mbps"', 'rate = "20Mbps"')
+                                        .replace('cc = "newreno"\ncount = 2', 'cc = "kernel:cubic"\ncount = 2'))
+    r = cclab(["net", "run", "tiny.toml", "-o", "n", "--no-plots", "-q"], env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert served(log)[-1].endswith("net run tiny.toml -o n --no-plots -q -> exit 0")
+    s = json.loads((tmp_path / "n" / "summary.json").read_text())
+    assert s["net"]["mode"] == "tun" and len(s["flows"]) == 2
+    assert all(f["goodput_bps"] > 1e6 for f in s["flows"])  # 20 Mbit/s shared by two: each well above 1
