@@ -680,7 +680,8 @@ pub fn transport_config(f: &FlowSpec, recovery: Option<Recovery>) -> Config {
 /// DECISION: two regimes, split where batching starts ([`PACING_BATCH`], packets ≤ 50 µs apart:
 /// above about 240 Mbit/s with 1 500-byte packets).
 /// * Slower senders: 100 µs, under one packet at 100 Mbit/s, so a wake-up late by 5 ms sends one or
-///   two packets, not 40 (docs/real-datapath.md, issue 28's loaded runs).
+///   two packets, not 40 (docs/real-datapath.md, "What a user-space sender cannot do on a loaded
+///   machine").
 /// * Faster senders: 800 µs, 66 packets at 1 Gbit/s. At 1 Gbit/s our sender shares its CPU with
 ///   the receiver and both hosts' stacks, and wakes hundreds of µs late often enough that credit is
 ///   what decides the rate: BBR's share of the payload ceiling over 8 runs each (quiet machine,
