@@ -159,10 +159,10 @@ def test_a_folder_others_can_enter_is_not_trusted(monkeypatch):
     os.chmod(d, 0o755)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.delenv("CCLAB_DAEMON", raising=False)
-    assert not daemon_client._safe_dir(str(d))
+    assert not daemon_client.safe_dir(str(d))
     assert daemon_client.run(["cclab", "run", "x.toml"]) is None
     os.chmod(d, 0o700)
-    assert daemon_client._safe_dir(str(d))
+    assert daemon_client.safe_dir(str(d))
     # No server listening: the command runs in its own process.
     assert daemon_client.run(["cclab", "run", "x.toml"]) is None
     shutil.rmtree(tmp_path)

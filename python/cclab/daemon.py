@@ -83,7 +83,7 @@ def serve(idle_s: float = daemon_client.DEFAULT_IDLE_S) -> None:
     print(f"warm: threads {native}", file=sys.stderr, flush=True)
     d = daemon_client.runtime_dir()
     os.makedirs(d, mode=0o700, exist_ok=True)
-    if not daemon_client._safe_dir(d):
+    if not daemon_client.safe_dir(d):
         raise RuntimeError(f"{d} is not a folder of this user closed to others")
     path = daemon_client.socket_path(fp)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

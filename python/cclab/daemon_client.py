@@ -80,7 +80,7 @@ def pid_path(sock: str) -> str:
     return sock[: -len(".sock")] + ".pid"
 
 
-def _safe_dir(d: str) -> bool:
+def safe_dir(d: str) -> bool:
     """Only a folder that is ours and closed to others holds a socket we talk to (another user could
     otherwise put a server there that runs our commands)."""
     try:
@@ -107,11 +107,11 @@ def run(argv: list[str]) -> Optional[int]:
     if not argv[1:] or argv[1] in _LOCAL:
         return None
     d = runtime_dir()
-    if not _safe_dir(d):
+    if not safe_dir(d):
         return None
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        s.connect(os.path.join(d, f"daemon-{fingerprint()}.sock"))
+        s.connect(socket_path())
     except OSError:
         s.close()
         return None
@@ -208,7 +208,7 @@ def servers() -> list[tuple[int, str, bool]]:
     d = runtime_dir()
     mine = socket_path()
     out = []
-    names = sorted(os.listdir(d)) if _safe_dir(d) else []
+    names = sorted(os.listdir(d)) if safe_dir(d) else []
     for name in names:
         if not (name.startswith("daemon-") and name.endswith(".pid")):
             continue

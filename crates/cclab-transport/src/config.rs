@@ -8,7 +8,7 @@ use cclab_cc::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 /// senders are the ones a late wake-up costs most packets, and on the real datapath the ones whose
 /// packets already leave in batches (`endpoint::batch_horizon`), so the larger credit changes nothing
 /// for the slow ones.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CatchUp {
     /// The credit (ns) of a sender whose packets are more than `fast_gap` apart.
     pub credit: Nanos,
