@@ -8,6 +8,7 @@ __all__ = [
     "SpecError",
     "Stepper",
     "__version__",
+    "_golden_digest",
     "_panic",
     "estimate",
     "limits",
@@ -45,6 +46,10 @@ def validate_spec(spec_json: str, build: bool = True) -> list[str]:
     """Checks a run spec exactly as ``run`` does before simulating (RunSpec::validate — values, paths,
     bounds, the budget — then building every algorithm and queue, without running; ``build=False``: the
     spec's own checks only). Returns the algorithms' warnings; raises SpecError."""
+
+def _golden_digest(spec_json: str) -> str:
+    """Runs the spec; its result's golden digest (crates/cclab-sim/tests/golden/digests.txt records them):
+    for the test that holds this module, built with other flags than the Rust tests, to the same results."""
 
 def _panic(message: str) -> None:
     """Panics inside the core (tests: a panic reaches Python as RuntimeError, never as a crash)."""

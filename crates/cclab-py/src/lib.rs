@@ -323,12 +323,24 @@ fn _panic(message: &str) -> PyResult<()> {
     guard(|| panic!("{message}"))
 }
 
+/// Runs a JSON run spec and returns its result's golden digest (`RunResult::golden_digest`), for
+/// the test that holds this module, built with the distribution's flags (LTO, a profile), to the
+/// digests the Rust tests record (private: not part of the API).
+#[pyfunction]
+fn _golden_digest(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    let spec = parse_spec(spec_json)?;
+    let result = py.allow_threads(|| guard(|| cclab_sim::run(&spec, None)))?;
+    let result = result.map_err(|e| spec_error(&e.field, &e.message))?;
+    Ok(result.golden_digest())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_panics();
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add_function(wrap_pyfunction!(validate_spec, m)?)?;
     m.add_function(wrap_pyfunction!(_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(_golden_digest, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate_sender, m)?)?;

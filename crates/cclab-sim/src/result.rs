@@ -350,6 +350,36 @@ pub struct RunResult {
     pub stopped: Option<crate::sim::Stopped>,
 }
 
+impl RunResult {
+    /// The fingerprint that `tests/golden/digests.txt` records (FNV-1a, 64 bit, of the result as JSON):
+    /// every field of the model's output except `wall_s`, which measures the machine, and what was added
+    /// after the digests were first recorded (the window statistics, checked by `tests/window_stats.rs`,
+    /// and the link series' `departures` and `sojourn_sum_s`). Here rather than in the test so that the
+    /// Python module can be held to the same digests (`tests/test_golden_module.py`): the module users
+    /// run is built with other flags (LTO, a profile) than the tests' binaries, and must give the same
+    /// results bit for bit.
+    pub fn golden_digest(&self) -> String {
+        let mut r = self.clone();
+        r.wall_s = 0.0;
+        for f in &mut r.flows {
+            f.stats = None;
+        }
+        r.stats_by_cc.clear();
+        r.stats_total = None;
+        for c in ["departures", "sojourn_sum_s"] {
+            r.link_series.columns.remove(c);
+        }
+        let json = serde_json::to_string(&r).expect("a run result serialises");
+        // FNV-1a: enough to tell two results apart, and no dependency.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in json.as_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}
+
 pub use cclab_cc::cross::FctSummary;
 
 /// A `transfers` source's outcome.
