@@ -12,7 +12,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Protocol, Union
 
 import numpy as np
 
@@ -25,10 +25,20 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from .plotproc import Worker
-
 # pandas is imported where a DataFrame is made, not here: it costs ~0.2 s, and a run that only writes its
 # files never makes one (python/cclab/columns.py).
+
+
+class FigureWorker(Protocol):
+    """What :meth:`Result.to_dir` needs of a process that draws the figures while the rest is written
+    (:class:`cclab.plotproc.Worker` is one; a protocol, so that this module does not import that one)."""
+
+    def submit(self, res: Result, out: Path) -> None:
+        """Hands over the run; its tables are in ``out``/timeseries.parquet already."""
+
+    def finish(self) -> None:
+        """Returns when the figures are in ``out``."""
+
 
 # The leading columns of Result.flow_summary; the other per-flow keys of summary.json follow in name order.
 FLOW_SUMMARY_FIRST = ("id", "cc", "group", "rtt", "goodput_bps", "share")
@@ -203,7 +213,7 @@ class Result:
         df["id"] = df["id"].astype("int64")
         return df
 
-    def to_dir(self, out: Union[str, Path], plots: bool = True, worker: Optional[Worker] = None) -> Path:
+    def to_dir(self, out: Union[str, Path], plots: bool = True, worker: Optional[FigureWorker] = None) -> Path:
         """Writes the run's files (:data:`RUN_FILES`) into ``out``. A reused folder first loses every run
         file of the run before it, so none this run does not write (a trace, plots) is left beside its
         own; files that are not a run's stay. ``meta.run_id`` (random, kept if the summary has one) goes

@@ -14,8 +14,9 @@ colour per label (run or scheme), a line style per algorithm.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Protocol
 
 import numpy as np
 import pandas as pd
@@ -28,22 +29,33 @@ from ._style import cc_colors, cc_markers, finish, get_style, legend_outside, ne
 from .sweep import _cov_ellipse, pantheon_axes
 
 if TYPE_CHECKING:
-    from ..compare import Run
+    from ..results import Result
+
+
+class Run(Protocol):
+    """What these figures need of a run to compare (:class:`cclab.compare.Run` is one): a legend label, the
+    results, and the flows that send in the reverse direction (left out of the forward figures). A protocol,
+    not that class, so that the figures do not import the command that draws them."""
+
+    label: str
+    result: Result
+    reverse: set[int]
+
 
 # Up to this many lines (flows of all runs) every flow is drawn; beyond, the groups' means.
 FEW = 8
 NAMES = ("rate", "cwnd", "queue", "cdf", "throughput_delay")
 
 
-def _labels(runs: list[Run]) -> list[str]:
+def _labels(runs: Sequence[Run]) -> list[str]:
     return list(dict.fromkeys(r.label for r in runs))
 
 
-def _ccs(runs: list[Run]) -> list[str]:
+def _ccs(runs: Sequence[Run]) -> list[str]:
     return list(dict.fromkeys(f["cc"] for r in runs for f in r.result.summary.get("flows") or []))
 
 
-def _sample_s(runs: list[Run]) -> float:
+def _sample_s(runs: Sequence[Run]) -> float:
     dt = runs[0].result.spec.get("sample_interval")
     return float(dt) if isinstance(dt, (int, float)) and dt > 0 else 0.1
 
@@ -61,7 +73,7 @@ def _mean_band(series: list[pd.Series], dt: float) -> tuple[np.ndarray, np.ndarr
     return df.index.to_numpy(dtype=float), mean, tq * std / np.sqrt(np.maximum(n, 1))
 
 
-def _window(runs: list[Run]) -> tuple[float, float]:
+def _window(runs: Sequence[Run]) -> tuple[float, float]:
     m0, m1 = runs[0].result.summary["measure"]
     return float(m0), float(m1)
 
@@ -77,7 +89,7 @@ def _per_group(r: Run, col: str, cc: str) -> Optional[pd.Series]:
     return g.groupby("t")[col].mean()
 
 
-def _lines_figure(runs: list[Run], col: str, what: str, unit: str, style: Optional[str]) -> Optional[Figure]:
+def _lines_figure(runs: Sequence[Run], col: str, what: str, unit: str, style: Optional[str]) -> Optional[Figure]:
     """``col`` against time, per flow or per label × algorithm (see the module); None when no run has it."""
     if not any(col in r.result.flows and r.result.flows[col].notna().any() for r in runs):
         return None
@@ -132,7 +144,7 @@ def _lines_figure(runs: list[Run], col: str, what: str, unit: str, style: Option
     return fig
 
 
-def queue_figure(runs: list[Run], style: Optional[str]) -> Optional[Figure]:
+def queue_figure(runs: Sequence[Run], style: Optional[str]) -> Optional[Figure]:
     """Link 0's queueing delay against time, one line per label."""
     labels = _labels(runs)
     colors = cc_colors(labels)
@@ -172,7 +184,7 @@ def queue_figure(runs: list[Run], style: Optional[str]) -> Optional[Figure]:
     return fig
 
 
-def cdf_figure(runs: list[Run], style: Optional[str]) -> Figure:
+def cdf_figure(runs: Sequence[Run], style: Optional[str]) -> Figure:
     """CDF of the forward flows' per-sample goodput in the measurement window, per label × algorithm."""
     labels, ccs = _labels(runs), _ccs(runs)
     colors, styles = cc_colors(labels), rtt_styles(ccs)
@@ -207,7 +219,7 @@ def cdf_figure(runs: list[Run], style: Optional[str]) -> Figure:
     return fig
 
 
-def throughput_delay_figure(runs: list[Run], style: Optional[str]) -> Figure:
+def throughput_delay_figure(runs: Sequence[Run], style: Optional[str]) -> Figure:
     """Goodput of the forward flows against link 0's p95 queueing delay: a point per run, per label of
     several runs its mean and 1-σ ellipse; delay axis reversed."""
     labels = _labels(runs)
@@ -248,7 +260,7 @@ def throughput_delay_figure(runs: list[Run], style: Optional[str]) -> Figure:
     return fig
 
 
-def write_figures(runs: list[Run], out: Path, fmt: str = "png", style: Optional[str] = None) -> list[Path]:
+def write_figures(runs: Sequence[Run], out: Path, fmt: str = "png", style: Optional[str] = None) -> list[Path]:
     """Writes the comparison's figures into ``out`` as ``<name>.<fmt>``; a figure no run has data for
     (cwnd of runs without a window) is skipped. Returns the paths written."""
     figs = {

@@ -6,6 +6,8 @@ import re
 from functools import partial
 from pathlib import Path
 
+from .record import load, verdict
+
 # What in a reproduce.json's text (anyone's results folder) a Markdown renderer would make live: a "<" that
 # opens a tag, a comment or an autolink, and an "&" that starts an entity; a lone "<" ("< 1 ms") or "&"
 # stays as written. Links may only point to http(s), mailto or relative targets; images are not drawn.
@@ -33,12 +35,6 @@ def seeds_text(seeds: list[int]) -> str:
         else:
             runs.append([s, s])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
-def verdict(c: dict) -> str:
-    """A row's verdict word: holds / does not hold / inconclusive / reported (reproduce.json written before
-    ``verdict`` existed has only ``holds``)."""
-    return c.get("verdict") or {True: "holds", False: "does not hold", None: "reported"}[c["holds"]]
 
 
 def verdict_text(c: dict, word: dict[str, str]) -> str:
@@ -88,7 +84,6 @@ def section(rep: dict) -> str:
 def render(paths: list[Path]) -> str:
     """The sections of every reproduce.json in ``paths`` (files or folders holding one), in order."""
     from ..files import shaped
-    from .report import load
 
     out = []
     for p in paths:

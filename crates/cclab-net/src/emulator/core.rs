@@ -36,21 +36,13 @@ use cclab_cc::params::ParamError;
 use cclab_cc::time::Nanos;
 use serde::Serialize;
 
+pub use super::link::Dir;
 use super::link::{Link, Pkt, Pool};
 pub use super::link::{LinkConfig, LinkCounters, LinkSnapshot};
 use crate::ip::{self, Info, IpError};
 
 /// Largest packet the emulator carries (TUN MTU is 1500; room for anything a host might send).
 pub const MAX_PACKET: usize = 65535;
-
-/// The side a packet came from: `Fwd` = read from host A (senders), written to host B at its route's
-/// end; `Rev` = from host B, written to host A. On a dumbbell `Fwd` crosses link 0 and `Rev` link 1
-/// (the convention of `RunSpec`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    Fwd = 0,
-    Rev = 1,
-}
 
 /// Counters of frames refused before any link (per emulator).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -17,8 +17,16 @@ use cclab_cc::time::{from_secs, tx_time, Nanos};
 use cclab_cc::trace_link::{TraceService, OPPORTUNITY_BYTES};
 use serde::Serialize;
 
-use super::core::Dir;
 use crate::ip::{self, Info};
+
+/// The side a packet came from: `Fwd` = read from host A (senders), written to host B at its route's
+/// end; `Rev` = from host B, written to host A. On a dumbbell `Fwd` crosses link 0 and `Rev` link 1
+/// (the convention of `RunSpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Fwd = 0,
+    Rev = 1,
+}
 
 /// One direction's link settings (SI units resolved to integers).
 #[derive(Clone, Debug)]
