@@ -224,3 +224,18 @@ def test_a_real_run_goes_through_the_server_too(server, tmp_path):
     s = json.loads((tmp_path / "n" / "summary.json").read_text())
     assert s["net"]["mode"] == "tun" and len(s["flows"]) == 2
     assert all(f["goodput_bps"] > 1e6 for f in s["flows"])  # 20 Mbit/s shared by two: each well above 1
+
+
+@pytest.mark.parametrize("name,value", [("CCLAB_DAEMON", "off"), ("CCLAB_DEBUG", "0x"), ("CCLAB_PLOT_PROCESS", "yes"),
+                                        ("CCLAB_PLOT_SPLIT", "2")])
+def test_a_switch_that_is_neither_0_nor_1_is_refused(tmp_path, name, value):
+    # Read as neither, CCLAB_DAEMON=off used to mean "use the server": refused, naming the switch, what it
+    # takes and what each value does, before anything runs or is written.
+    (tmp_path / "one.toml").write_text(ONE)
+    env = dict(os.environ, **{name: value})
+    r = cclab(["run", "one.toml", "-o", "out", "--no-plots", "-q"], env, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: {name}={value!r}: allowed values are 0 or 1 ("), r.stderr
+    assert not (tmp_path / "out").exists()
+    ok = cclab(["run", "one.toml", "-o", "out", "--no-plots", "-q"], dict(env, **{name: ""}), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr  # empty is unset: the default

@@ -68,7 +68,12 @@ def maturin_develop(venv: Path, rustflags: str, target_dir: Path | None) -> None
 
 def build(venv: Path) -> int:
     venv = venv.resolve()
-    if os.environ.get("CCLAB_PGO", "1") == "0":
+    switch = os.environ.get("CCLAB_PGO", "")
+    if switch not in ("", "0", "1"):
+        print(f"error: CCLAB_PGO={switch!r}: allowed values are 0 (build without a profile) or 1 (the default)",
+              file=sys.stderr)
+        return 2
+    if switch == "0":
         log("CCLAB_PGO=0: building without a profile")
         maturin_develop(venv, "", None)
         return 0

@@ -57,7 +57,7 @@ def _contract(f: F) -> F:
         except ScenarioError as e:
             _fail(e)
         except OSError as e:
-            if os.environ.get("CCLAB_DEBUG"):
+            if os.environ.get("CCLAB_DEBUG") == "1":
                 raise
             where = f" {e.filename!r}" if getattr(e, "filename", None) else ""
             click.echo(f"error: cannot write{where}: {e.strerror or e}", err=True)
@@ -68,7 +68,7 @@ def _contract(f: F) -> F:
         except (KeyboardInterrupt, SystemExit, click.exceptions.Exit, click.ClickException):
             raise
         except Exception as e:
-            if os.environ.get("CCLAB_DEBUG"):
+            if os.environ.get("CCLAB_DEBUG") == "1":
                 raise
             text = str(e)
             if not text.startswith("internal error"):
