@@ -19,8 +19,8 @@ and builds the module without a profile: the same results, a slower loop. ``CCLA
 The training set is deterministic (fixed scenarios, seeds and simulated durations), so two builds of the
 same code get the same profile: the bundled scenarios (every paper's algorithm, queue and cross-traffic
 kind), every algorithm and every queue discipline on a small dumbbell (an algorithm left out would be
-laid out as cold code, slower than without PGO), and the engine benchmarks' dumbbells (bench/run.py),
-which weigh the most.
+laid out as cold code, slower than without PGO), two episodes of the Gymnasium environment, and the engine
+benchmarks' dumbbells (bench/run.py), which weigh the most.
 """
 from __future__ import annotations
 
@@ -134,14 +134,35 @@ def capped(spec: dict, cap: float) -> dict:
     return spec
 
 
+def gym_episodes() -> int:
+    """One episode of the Gymnasium environment per step kind (an interval, an ACK), seeded actions: the
+    stepping path (`Stepper`, `Simulation::run_until`) is laid out as hot code too. 0 without gymnasium."""
+    try:
+        import numpy as np
+
+        from cclab.gym import CongestionControlEnv
+    except ImportError:
+        log("  gym: not run (gymnasium is not installed)")
+        return 0
+    for step_on in ("interval", "ack"):
+        env = CongestionControlEnv(step="10ms", step_on=step_on)
+        rng = np.random.default_rng(1)
+        env.reset(seed=1)
+        for _ in range(2000):
+            _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, size=1).astype(np.float32))
+            if terminated or truncated:
+                break
+    return 2
+
+
 def train() -> int:
     from cclab import _native
     from cclab.scenario import Scenario, ScenarioError
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from run import SCENARIOS, toml_for  # bench/ is not a package
+    from run import SCENARIOS, toml_for  # type: ignore[import-not-found]  # bench/ is not a package
 
-    specs: list[tuple[str, dict]] = []
+    specs: list[tuple[str, dict | str]] = []  # a run spec, or a scenario file's text
     for path in sorted((ROOT / "python" / "cclab" / "scenarios").glob("*.toml")):
         specs.append((path.stem, capped(Scenario.load(path).to_spec(seed=1), CAP_S)))
     for cc in _native.sender_names():
@@ -150,7 +171,7 @@ def train() -> int:
         specs.append((f"queue {queue}", DUMBBELL.format(name=queue, duration=5, queue=queue, cc="cubic", cc2="newreno")))
     for name, secs in (("a", 20.0), ("b", 5.0), ("c", 10.0), ("b-bbr", 3.0), ("b-fq_codel", 3.0)):
         specs.append((f"bench {name}", toml_for(name, SCENARIOS[name], secs)))
-    done = 0
+    done = gym_episodes()
     for name, spec in specs:
         try:
             if isinstance(spec, str):
@@ -161,7 +182,7 @@ def train() -> int:
             # An algorithm that needs its own queue or parameters (MaxNet's price) is trained by the
             # bundled scenarios instead.
             log(f"  {name}: not run ({str(e).splitlines()[0]})")
-    log(f"  {done} of {len(specs)} training runs done")
+    log(f"  {done} of {len(specs) + 2} training runs done")
     return 0
 
 
