@@ -239,3 +239,23 @@ def test_a_switch_that_is_neither_0_nor_1_is_refused(tmp_path, name, value):
     assert not (tmp_path / "out").exists()
     ok = cclab(["run", "one.toml", "-o", "out", "--no-plots", "-q"], dict(env, **{name: ""}), cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr  # empty is unset: the default
+
+
+def test_a_client_with_another_hash_seed_or_interpreter_flags_is_not_served(server, tmp_path):
+    # A forked runner keeps the server's hash seed and flags: a command run with others runs cold instead.
+    env, log = server
+    (tmp_path / "one.toml").write_text(ONE)
+    before = len(served(log))
+    for extra, args in (({"PYTHONHASHSEED": "123"}, []), ({}, ["-X", "dev"]), ({}, ["-O"])):
+        r = subprocess.run([sys.executable, *args, "-m", "cclab.launch", "run", "one.toml", "-o", "x", "--no-plots",
+                            "-q"], env=dict(env, **extra), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / "x" / "summary.json").exists()
+    assert len(served(log)) == before
+    fp = [subprocess.run([sys.executable, *args, "-c", "from cclab import daemon_client as d; print(d.fingerprint())"],
+                         env=dict(env, **extra), capture_output=True, text=True, check=True).stdout
+          for extra, args in (({}, []), ({"PYTHONHASHSEED": "123"}, []), ({}, ["-X", "dev"]))]
+    assert len(set(fp)) == 3, fp
+    # The command the server does serve, to show it was up all along.
+    ok = cclab(["run", "one.toml", "-o", "y", "--no-plots", "-q"], env, cwd=tmp_path)
+    assert ok.returncode == 0 and len(served(log)) == before + 1, ok.stderr

@@ -37,10 +37,14 @@ def fingerprint() -> str:
     """What a server must have been started from to serve this command: this interpreter, cclab's own
     files (path, size and modification time of every module and of the native library) and the
     interpreter's installed packages (the ``site-packages`` folder changes when one is added, removed or
-    upgraded). Any change names another socket, so an outdated server is never asked."""
+    upgraded), and how the interpreter runs: its flags (``-O``, ``-X``, ``-W``, ...) and ``PYTHONHASHSEED``,
+    which a forked runner cannot take from its client (a set's order of strings follows the hash seed).
+    Any change names another socket, so an outdated or differently run server is never asked."""
     h = blake2b(digest_size=10)
     h.update(sys.executable.encode())
     h.update(sys.version.encode())
+    h.update(f"{sys.flags}\0{sorted(sys._xoptions.items())}\0{sys.warnoptions}\0".encode())
+    h.update(os.environ.get("PYTHONHASHSEED", "").encode())
     # Where modules are looked for beyond the installation (absolute: a relative entry means another
     # folder from another working folder).
     h.update(python_path().encode())
@@ -241,7 +245,10 @@ def start(idle_s: float = DEFAULT_IDLE_S, timeout_s: float = 60.0) -> tuple[int,
     if env.get("PYTHONPATH"):
         env["PYTHONPATH"] = python_path()
     with open(log, "ab") as err:
-        p = subprocess.Popen([sys.executable, "-m", "cclab.daemon", "--idle", str(idle_s)],
+        # With this interpreter's flags (-O, -X, -W, ...: part of the fingerprint), as multiprocessing
+        # starts its children.
+        flags = subprocess._args_from_interpreter_flags()  # type: ignore[attr-defined]
+        p = subprocess.Popen([sys.executable, *flags, "-m", "cclab.daemon", "--idle", str(idle_s)],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
                              start_new_session=True, cwd="/")
     assert p.stdout is not None
