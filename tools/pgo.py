@@ -155,32 +155,36 @@ def gym_episodes() -> int:
     return 2
 
 
-def train() -> int:
+def training_specs() -> list[tuple[str, dict]]:
+    """The training set's runs: (name, run spec), in order."""
     from cclab import _native
-    from cclab.scenario import Scenario, ScenarioError
+    from cclab.scenario import Scenario
 
     sys.path.insert(0, str(ROOT / "bench"))
     from run import SCENARIOS, toml_for  # type: ignore[import-not-found]  # bench/ is not a package
 
-    specs: list[tuple[str, dict | str]] = []  # a run spec, or a scenario file's text
-    for path in sorted((ROOT / "python" / "cclab" / "scenarios").glob("*.toml")):
-        specs.append((path.stem, capped(Scenario.load(path).to_spec(seed=1), CAP_S)))
+    texts: list[tuple[str, str]] = []
     for cc in _native.sender_names():
-        specs.append((f"cc {cc}", DUMBBELL.format(name=cc, duration=5, queue="droptail", cc=cc, cc2=cc)))
+        texts.append((f"cc {cc}", DUMBBELL.format(name=cc, duration=5, queue="droptail", cc=cc, cc2=cc)))
     for queue in _native.queue_names():
-        specs.append((f"queue {queue}", DUMBBELL.format(name=queue, duration=5, queue=queue, cc="cubic", cc2="newreno")))
+        texts.append((f"queue {queue}", DUMBBELL.format(name=queue, duration=5, queue=queue, cc="cubic", cc2="newreno")))
     for name, secs in (("a", 20.0), ("b", 5.0), ("c", 10.0), ("b-bbr", 3.0), ("b-fq_codel", 3.0)):
-        specs.append((f"bench {name}", toml_for(name, SCENARIOS[name], secs)))
+        texts.append((f"bench {name}", toml_for(name, SCENARIOS[name], secs)))
+    specs = [(path.stem, capped(Scenario.load(path).to_spec(seed=1), CAP_S))
+             for path in sorted((ROOT / "python" / "cclab" / "scenarios").glob("*.toml"))]
+    return specs + [(name, Scenario.from_toml(text).to_spec(seed=1)) for name, text in texts]
+
+
+def train() -> int:
+    from cclab import _native
+
+    specs = training_specs()
     done = gym_episodes()
     for name, spec in specs:
         try:
-            if isinstance(spec, str):
-                spec = Scenario.from_toml(spec).to_spec(seed=1)
             _native.run(json.dumps(spec), None)
             done += 1
-        except (ScenarioError, ValueError) as e:
-            # An algorithm that needs its own queue or parameters (MaxNet's price) is trained by the
-            # bundled scenarios instead.
+        except ValueError as e:
             log(f"  {name}: not run ({str(e).splitlines()[0]})")
     log(f"  {done} of {len(specs) + 2} training runs done")
     return 0
