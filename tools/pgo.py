@@ -75,16 +75,23 @@ def build(venv: Path) -> int:
         print(f"error: CCLAB_PGO={switch!r}: allowed values are 0 (build without a profile) or 1 (the default)",
               file=sys.stderr)
         return 2
+    profile = make_profile(venv) if switch != "0" else None
     if switch == "0":
         log("CCLAB_PGO=0: building without a profile")
-        maturin_develop(venv, "", None)
-        return 0
+    elif profile is None:
+        log("building without a profile (same results, the simulation loop ~15 % slower)")
+    else:
+        log("3/3 building the module with the profile")
+    maturin_develop(venv, f"-Cprofile-use={profile}" if profile else "", None)
+    return 0
+
+
+def make_profile(venv: Path) -> Path | None:
+    """Steps 1 and 2: the merged profile, or None (said why) when it cannot be made."""
     tool = profdata_tool()
     if tool is None:
-        log("no llvm-profdata for this rustc (rustup's llvm-tools component): building without a profile "
-            "(same results, the simulation loop ~15-20 % slower)")
-        maturin_develop(venv, "", None)
-        return 0
+        log("no llvm-profdata for this rustc (rustup's llvm-tools component)")
+        return None
     raw = PGO_DIR / "raw"
     shutil.rmtree(raw, ignore_errors=True)
     raw.mkdir(parents=True)
@@ -97,36 +104,17 @@ def build(venv: Path) -> int:
                        env=dict(os.environ, CCLAB_DAEMON="0"), check=True)
         subprocess.run([str(tool), "merge", "-o", str(profile), str(raw)], check=True, capture_output=True)
     except subprocess.CalledProcessError as e:
-        log(f"profile not made ({e}): building without one (same results, a slower loop)")
-        maturin_develop(venv, "", None)
-        return 0
-    log("3/3 building the module with the profile")
-    maturin_develop(venv, f"-Cprofile-use={profile}", None)
-    return 0
+        log(f"profile not made ({e})")
+        return None
+    return profile
 
 
 # ---- the training set (run by the instrumented module) ----
 
 # Simulated seconds each bundled scenario runs for; the engine's benchmark dumbbells run longer below.
 CAP_S = 10.0
-DUMBBELL = """name = "pgo-{name}"
-duration = "{duration}s"
-seed = 1
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "50Mbps"
-buffer = "BDP"
-queue = "{queue}"
-[[flows]]
-cc = "{cc}"
-count = 2
-rtt = "40ms"
-start = ["0s", "1s"]
-[[flows]]
-cc = "{cc2}"
-rtt = "80ms"
-"""
+# The small dumbbell every algorithm and every queue discipline is trained on (bench/run.py's form).
+SMALL = {"rate": "50Mbps", "buffer": "BDP", "groups": [(2, 40), (1, 80)]}
 
 
 def capped(spec: dict, cap: float) -> dict:
@@ -165,13 +153,10 @@ def training_specs() -> list[tuple[str, dict]]:
     sys.path.insert(0, str(ROOT / "bench"))
     from run import SCENARIOS, toml_for  # type: ignore[import-not-found]  # bench/ is not a package
 
-    texts: list[tuple[str, str]] = []
-    for cc in _native.sender_names():
-        texts.append((f"cc {cc}", DUMBBELL.format(name=cc, duration=5, queue="droptail", cc=cc, cc2=cc)))
-    for queue in _native.queue_names():
-        texts.append((f"queue {queue}", DUMBBELL.format(name=queue, duration=5, queue=queue, cc="cubic", cc2="newreno")))
-    for name, secs in (("a", 20.0), ("b", 5.0), ("c", 10.0), ("b-bbr", 3.0), ("b-fq_codel", 3.0)):
-        texts.append((f"bench {name}", toml_for(name, SCENARIOS[name], secs)))
+    texts = [(f"cc {cc}", toml_for(cc, dict(SMALL, cc=cc), 5.0)) for cc in _native.sender_names()]
+    texts += [(f"queue {q}", toml_for(q, dict(SMALL, queue=q, cc="cubic"), 5.0)) for q in _native.queue_names()]
+    texts += [(f"bench {name}", toml_for(name, SCENARIOS[name], secs))
+              for name, secs in (("a", 20.0), ("b", 5.0), ("c", 10.0), ("b-bbr", 3.0), ("b-fq_codel", 3.0))]
     specs = [(path.stem, capped(Scenario.load(path).to_spec(seed=1), CAP_S))
              for path in sorted((ROOT / "python" / "cclab" / "scenarios").glob("*.toml"))]
     return specs + [(name, Scenario.from_toml(text).to_spec(seed=1)) for name, text in texts]
